@@ -1,0 +1,378 @@
+#include "moeval/golden/h5.h"
+
+#include <H5Cpp.h>
+
+#include <algorithm>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "moeval/golden/errors.h"
+
+namespace moeval::golden {
+namespace {
+
+// HDF5 prints its error stack to stderr by default; we report through GoldenError instead.
+void silence_hdf5() {
+  static const bool silenced = [] {
+    H5::Exception::dontPrint();
+    return true;
+  }();
+  (void)silenced;
+}
+
+// The most specific line of HDF5's error stack ("truncated file: eof = ...", "bad symbol table"),
+// which says far more than the C++ wrapper's "H5Fopen failed".
+herr_t keep_innermost(unsigned, const H5E_error2_t* err, void* out) {
+  if (err->desc && *err->desc) *static_cast<std::string*>(out) = err->desc;
+  return 0;
+}
+
+std::string describe(const H5::Exception& e) {
+  std::string innermost;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keep_innermost, &innermost);
+  H5Eclear2(H5E_DEFAULT);
+  std::string detail = e.getDetailMsg();
+  if (!innermost.empty() && innermost != detail) detail += " (" + innermost + ")";
+  return "HDF5 error: " + detail;
+}
+
+// Runs an HDF5 call, turning its exception into a GoldenError naming file and object.
+template <class F>
+auto guarded(const std::filesystem::path& file, std::string_view object, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const H5::Exception& e) {
+    throw golden_error(file, object, describe(e));
+  }
+}
+
+struct TypePair {
+  H5::PredType file;
+  H5::PredType memory;
+};
+
+TypePair h5_type(ElementType type) {
+  switch (type) {
+    case ElementType::u8: return {H5::PredType::STD_U8LE, H5::PredType::NATIVE_UINT8};
+    case ElementType::u16: return {H5::PredType::STD_U16LE, H5::PredType::NATIVE_UINT16};
+    case ElementType::i32: return {H5::PredType::STD_I32LE, H5::PredType::NATIVE_INT32};
+    case ElementType::f32: return {H5::PredType::IEEE_F32LE, H5::PredType::NATIVE_FLOAT};
+    case ElementType::f64: return {H5::PredType::IEEE_F64LE, H5::PredType::NATIVE_DOUBLE};
+  }
+  return {H5::PredType::STD_U8LE, H5::PredType::NATIVE_UINT8};
+}
+
+// Maps a stored datatype back to the schema's element types; anything else is not ours.
+bool element_type_of(const H5::DataType& type, ElementType& out) {
+  const H5T_class_t cls = type.getClass();
+  const std::size_t size = type.getSize();
+  if (cls == H5T_INTEGER) {
+    const bool is_signed = H5::IntType(type.getId()).getSign() != H5T_SGN_NONE;
+    if (size == 1 && !is_signed) return out = ElementType::u8, true;
+    if (size == 2 && !is_signed) return out = ElementType::u16, true;
+    if (size == 4 && is_signed) return out = ElementType::i32, true;
+  } else if (cls == H5T_FLOAT) {
+    if (size == 4) return out = ElementType::f32, true;
+    if (size == 8) return out = ElementType::f64, true;
+  }
+  return false;
+}
+
+template <class T>
+ArrayData allocate(std::size_t n) {
+  return ArrayData(std::vector<T>(n));
+}
+
+ArrayData allocate(ElementType type, std::size_t n) {
+  switch (type) {
+    case ElementType::u8: return allocate<std::uint8_t>(n);
+    case ElementType::u16: return allocate<std::uint16_t>(n);
+    case ElementType::i32: return allocate<std::int32_t>(n);
+    case ElementType::f32: return allocate<float>(n);
+    case ElementType::f64: return allocate<double>(n);
+  }
+  return {};
+}
+
+H5::DataSpace dataspace(const Shape& shape) {
+  if (shape.empty()) return H5::DataSpace(H5S_SCALAR);
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  return H5::DataSpace(int(dims.size()), dims.data());
+}
+
+}  // namespace
+
+struct H5Group::Node {
+  std::shared_ptr<const std::filesystem::path> file;
+  H5::Group group;
+  std::string path;
+};
+
+struct H5File::State {
+  std::filesystem::path path;
+  H5::H5File file;
+  bool open = true;
+};
+
+H5Group::H5Group(std::shared_ptr<const Node> node) : node_(std::move(node)) {}
+
+const std::filesystem::path& H5Group::file() const { return *node_->file; }
+const std::string& H5Group::object_path() const { return node_->path; }
+
+std::string H5Group::where(std::string_view child) const {
+  std::string p = node_->path == "/" ? "" : node_->path;
+  if (!child.empty()) p += "/" + std::string(child);
+  return p.empty() ? "/" : p;
+}
+
+bool H5Group::has_child(std::string_view name) const {
+  return guarded(file(), where(name), [&] { return node_->group.nameExists(std::string(name)); });
+}
+
+H5Group H5Group::group(std::string_view name) const {
+  const std::string path = where(name);
+  if (!has_child(name)) throw golden_error(file(), path, "group is missing");
+  return guarded(file(), path, [&] {
+    if (node_->group.childObjType(std::string(name)) != H5O_TYPE_GROUP) {
+      throw golden_error(file(), path, "is not a group");
+    }
+    return H5Group(std::make_shared<const Node>(Node{node_->file, node_->group.openGroup(std::string(name)), path}));
+  });
+}
+
+H5Group H5Group::create_group(std::string_view name) const {
+  const std::string path = where(name);
+  if (has_child(name)) throw golden_error(file(), path, "already exists; every name is written once");
+  return guarded(file(), path, [&] {
+    return H5Group(std::make_shared<const Node>(Node{node_->file, node_->group.createGroup(std::string(name)), path}));
+  });
+}
+
+namespace {
+
+std::vector<std::string> children_of_type(const H5::Group& group, H5O_type_t type) {
+  std::vector<std::string> names;
+  const hsize_t count = group.getNumObjs();
+  for (hsize_t i = 0; i < count; ++i) {
+    std::string name = group.getObjnameByIdx(i);
+    if (group.childObjType(name) == type) names.push_back(std::move(name));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::string> H5Group::groups() const {
+  return guarded(file(), where(""), [&] { return children_of_type(node_->group, H5O_TYPE_GROUP); });
+}
+
+std::vector<std::string> H5Group::datasets() const {
+  return guarded(file(), where(""), [&] { return children_of_type(node_->group, H5O_TYPE_DATASET); });
+}
+
+void H5Group::write_array(std::string_view name, const Array& array) const {
+  const std::string path = where(name);
+  if (std::int64_t(array.size()) != element_count(array.shape)) {
+    throw golden_error(file(), path, "array holds " + std::to_string(array.size()) + " values for a shape of " +
+                                         std::to_string(element_count(array.shape)) + " elements");
+  }
+  if (has_child(name)) throw golden_error(file(), path, "already exists; every name is written once");
+  guarded(file(), path, [&] {
+    const TypePair types = h5_type(array.type());
+    const H5::DataSpace space = dataspace(array.shape);
+    H5::DSetCreatPropList plist;
+    if (array.size() > 0 && !array.shape.empty()) {
+      // One chunk per dataset: the corpus is small, and shuffle + deflate (gzip) stays readable by h5py.
+      std::vector<hsize_t> chunk(array.shape.begin(), array.shape.end());
+      plist.setChunk(int(chunk.size()), chunk.data());
+      plist.setShuffle();
+      plist.setDeflate(6);
+    }
+    H5::DataSet ds = node_->group.createDataSet(std::string(name), types.file, space, plist);
+    if (array.size() > 0) {
+      std::visit([&](const auto& values) { ds.write(values.data(), types.memory); }, array.data);
+    }
+    if (array.float16) {
+      const H5::StrType str(H5::PredType::C_S1, H5T_VARIABLE);
+      H5::Attribute attr = ds.createAttribute("dtype", str, H5::DataSpace(H5S_SCALAR));
+      attr.write(str, std::string(to_string(*array.float16)));
+    }
+  });
+}
+
+Array H5Group::read_array(std::string_view name) const {
+  const std::string path = where(name);
+  if (!has_child(name)) throw golden_error(file(), path, "dataset is missing");
+  return guarded(file(), path, [&] {
+    if (node_->group.childObjType(std::string(name)) != H5O_TYPE_DATASET) {
+      throw golden_error(file(), path, "is not a dataset");
+    }
+    H5::DataSet ds = node_->group.openDataSet(std::string(name));
+    ElementType type{};
+    if (!element_type_of(ds.getDataType(), type)) {
+      throw golden_error(file(), path, "has an element type outside the schema; allowed: uint8, uint16, int32, "
+                                       "float32, float64");
+    }
+    const H5::DataSpace space = ds.getSpace();
+    const int rank = space.getSimpleExtentNdims();
+    std::vector<hsize_t> dims(std::size_t(std::max(rank, 0)));
+    if (rank > 0) space.getSimpleExtentDims(dims.data());
+    Array array;
+    array.shape.assign(dims.begin(), dims.end());
+    array.data = allocate(type, std::size_t(element_count(array.shape)));
+    if (array.size() > 0) {
+      std::visit([&](auto& values) { ds.read(values.data(), h5_type(type).memory); }, array.data);
+    }
+    if (ds.attrExists("dtype")) {
+      H5::Attribute attr = ds.openAttribute("dtype");
+      std::string tag;
+      attr.read(attr.getStrType(), tag);
+      if (type != ElementType::u16) throw golden_error(file(), path, "carries a 16-bit float dtype but is not uint16");
+      try {
+        array.float16 = parse_dtype(tag);
+      } catch (const std::exception&) {
+        throw golden_error(file(), path, "dtype attribute '" + tag + "' is not fp16 or bf16");
+      }
+    }
+    return array;
+  });
+}
+
+void H5Group::set_attribute(std::string_view name, const AttrValue& value) const {
+  const std::string path = where(name) + " (attribute)";
+  guarded(file(), path, [&] {
+    if (node_->group.attrExists(std::string(name))) node_->group.removeAttr(std::string(name));
+    const H5::DataSpace scalar(H5S_SCALAR);
+    if (const auto* i = std::get_if<std::int64_t>(&value)) {
+      node_->group.createAttribute(std::string(name), H5::PredType::STD_I64LE, scalar)
+          .write(H5::PredType::NATIVE_INT64, i);
+    } else if (const auto* d = std::get_if<double>(&value)) {
+      node_->group.createAttribute(std::string(name), H5::PredType::IEEE_F64LE, scalar)
+          .write(H5::PredType::NATIVE_DOUBLE, d);
+    } else {
+      const H5::StrType str(H5::PredType::C_S1, H5T_VARIABLE);
+      node_->group.createAttribute(std::string(name), str, scalar).write(str, std::get<std::string>(value));
+    }
+  });
+}
+
+bool H5Group::has_attribute(std::string_view name) const {
+  return guarded(file(), where(name), [&] { return node_->group.attrExists(std::string(name)); });
+}
+
+AttrValue H5Group::attribute(std::string_view name) const {
+  const std::string path = where(name) + " (attribute)";
+  if (!has_attribute(name)) throw golden_error(file(), path, "attribute is missing");
+  return guarded(file(), path, [&]() -> AttrValue {
+    H5::Attribute attr = node_->group.openAttribute(std::string(name));
+    if (attr.getSpace().getSimpleExtentNpoints() != 1) throw golden_error(file(), path, "is not a scalar");
+    switch (attr.getTypeClass()) {
+      case H5T_INTEGER: {
+        std::int64_t v = 0;
+        attr.read(H5::PredType::NATIVE_INT64, &v);
+        return v;
+      }
+      case H5T_FLOAT: {
+        double v = 0;
+        attr.read(H5::PredType::NATIVE_DOUBLE, &v);
+        return v;
+      }
+      case H5T_STRING: {
+        std::string v;
+        attr.read(attr.getStrType(), v);
+        return v;
+      }
+      default: throw golden_error(file(), path, "has a type outside the schema; allowed: integer, real, string");
+    }
+  });
+}
+
+std::vector<std::string> H5Group::attribute_names() const {
+  return guarded(file(), where(""), [&] {
+    std::vector<std::string> names;
+    const int count = node_->group.getNumAttrs();
+    for (int i = 0; i < count; ++i) names.push_back(node_->group.openAttribute(unsigned(i)).getName());
+    std::sort(names.begin(), names.end());
+    return names;
+  });
+}
+
+namespace {
+
+template <class T>
+T typed_attribute(const H5Group& g, std::string_view name, const char* expected) {
+  const AttrValue value = g.attribute(name);
+  if (const auto* v = std::get_if<T>(&value)) return *v;
+  std::string p = g.object_path() == "/" ? "" : g.object_path();
+  throw golden_error(g.file(), p + "/" + std::string(name) + " (attribute)", std::string("must be ") + expected);
+}
+
+}  // namespace
+
+std::int64_t H5Group::int_attribute(std::string_view name) const {
+  return typed_attribute<std::int64_t>(*this, name, "an integer");
+}
+double H5Group::real_attribute(std::string_view name) const { return typed_attribute<double>(*this, name, "a real"); }
+std::string H5Group::string_attribute(std::string_view name) const {
+  return typed_attribute<std::string>(*this, name, "a string");
+}
+
+H5File::H5File(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+H5File H5File::create(const std::filesystem::path& path) {
+  silence_hdf5();
+  return guarded(path, "", [&] {
+    // STRONG close: close() really closes the file, so a following fsync + rename sees every byte.
+    H5::FileAccPropList fapl;
+    fapl.setFcloseDegree(H5F_CLOSE_STRONG);
+    return H5File(std::make_shared<State>(
+        State{path, H5::H5File(path.string(), H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, fapl)}));
+  });
+}
+
+H5File H5File::open_read(const std::filesystem::path& path) {
+  silence_hdf5();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw golden_error(path, "", "does not exist");
+  if (!std::filesystem::is_regular_file(path, ec)) throw golden_error(path, "", "is not a regular file");
+  const bool is_hdf5 = guarded(path, "", [&] { return H5::H5File::isHdf5(path.string()); });
+  if (!is_hdf5) throw golden_error(path, "", "is not an HDF5 file (no HDF5 signature; corrupt or another format)");
+  // A first open through the C API: the C++ wrapper drops HDF5's error stack, whose innermost line
+  // ("truncated file: eof = ...") is the useful part of the message.
+  const hid_t probe = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (probe < 0) {
+    std::string innermost;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keep_innermost, &innermost);
+    H5Eclear2(H5E_DEFAULT);
+    throw golden_error(path, "", "cannot be opened (corrupt or truncated): HDF5 error: " +
+                                     (innermost.empty() ? std::string("H5Fopen failed") : innermost));
+  }
+  H5Fclose(probe);
+  return guarded(path, "", [&] {
+    H5::FileAccPropList fapl;
+    fapl.setFcloseDegree(H5F_CLOSE_STRONG);
+    return H5File(std::make_shared<State>(
+        State{path, H5::H5File(path.string(), H5F_ACC_RDONLY, H5::FileCreatPropList::DEFAULT, fapl)}));
+  });
+}
+
+H5Group H5File::root() const {
+  if (!state_->open) throw golden_error(state_->path, "", "used after close()");
+  return guarded(state_->path, "/", [&] {
+    auto file = std::make_shared<const std::filesystem::path>(state_->path);
+    return H5Group(std::make_shared<const H5Group::Node>(H5Group::Node{file, state_->file.openGroup("/"), "/"}));
+  });
+}
+
+void H5File::close() {
+  if (!state_->open) return;
+  state_->open = false;
+  guarded(state_->path, "", [&] {
+    state_->file.flush(H5F_SCOPE_GLOBAL);
+    state_->file.close();
+  });
+}
+
+}  // namespace moeval::golden

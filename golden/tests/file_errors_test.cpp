@@ -1,0 +1,116 @@
+// Missing, corrupt, truncated and wrong-schema files each give one GoldenError that names the file
+// and says what is wrong (and HDF5 prints nothing of its own).
+#include <gtest/gtest.h>
+
+#include <H5Cpp.h>
+
+#include <fstream>
+
+#include "moeval/golden/errors.h"
+#include "moeval/golden/golden_file.h"
+#include "test_support.h"
+
+namespace moeval::golden {
+namespace {
+
+using testing::sample_record;
+using testing::ScratchDir;
+
+// The message of the GoldenError that opening (and reading every case of) `path` throws.
+std::string open_error(const std::filesystem::path& path) {
+  try {
+    const GoldenReader reader(path);
+    reader.read_all();
+  } catch (const GoldenError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no GoldenError for " << path;
+  return "";
+}
+
+void expect_contains(const std::string& message, const std::string& part) {
+  ::testing::Test::RecordProperty("message", message);
+  EXPECT_NE(message.find(part), std::string::npos) << "message: " << message << "\nexpected to contain: " << part;
+}
+
+TEST(GoldenFileErrors, MissingFileIsNamed) {
+  ScratchDir dir("missing");
+  const std::string message = open_error(dir / "absent.h5");
+  expect_contains(message, (dir / "absent.h5").string());
+  expect_contains(message, "does not exist");
+}
+
+TEST(GoldenFileErrors, NonHdf5BytesAreCalledCorrupt) {
+  ScratchDir dir("corrupt");
+  std::ofstream(dir / "garbage.h5") << "this is not an HDF5 file, just text pretending to be one\n";
+  const std::string message = open_error(dir / "garbage.h5");
+  expect_contains(message, "garbage.h5");
+  expect_contains(message, "not an HDF5 file");
+}
+
+TEST(GoldenFileErrors, TruncatedFileIsDetected) {
+  ScratchDir dir("cut");
+  write_golden_file(dir / "t.h5", current_provenance(), "unit", {sample_record("case-a")});
+  const auto size = std::filesystem::file_size(dir / "t.h5");
+  std::filesystem::resize_file(dir / "t.h5", size / 2);
+  const std::string message = open_error(dir / "t.h5");
+  expect_contains(message, "t.h5");
+  expect_contains(message, "truncated file");
+}
+
+TEST(GoldenFileErrors, CorruptedInteriorIsAnErrorNotACrash) {
+  ScratchDir dir("interior");
+  write_golden_file(dir / "c.h5", current_provenance(), "unit", {sample_record("case-a")});
+  // Overwrite everything after the superblock with a byte pattern: object headers become garbage.
+  const auto size = std::filesystem::file_size(dir / "c.h5");
+  {
+    std::fstream f(dir / "c.h5", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(96);
+    for (std::uintmax_t i = 96; i < size; ++i) f.put(char(0xA5));
+  }
+  expect_contains(open_error(dir / "c.h5"), "c.h5");
+}
+
+TEST(GoldenFileErrors, WrongSchemaVersionSaysHowToRegenerate) {
+  ScratchDir dir("schema");
+  Provenance p = current_provenance();
+  p.schema_version = kSchemaVersion + 41;
+  write_golden_file(dir / "s.h5", p, "unit", {sample_record("case-a")});
+  const std::string message = open_error(dir / "s.h5");
+  expect_contains(message, "s.h5");
+  expect_contains(message, "schema_version is " + std::to_string(kSchemaVersion + 41));
+  expect_contains(message, "moeval golden --update");
+}
+
+TEST(GoldenFileErrors, PlainHdf5FileIsNotAGoldenFile) {
+  ScratchDir dir("plain");
+  H5::H5File(std::string(dir / "plain.h5"), H5F_ACC_TRUNC).close();
+  const std::string message = open_error(dir / "plain.h5");
+  expect_contains(message, "plain.h5");
+  expect_contains(message, "no schema_version attribute");
+}
+
+TEST(GoldenFileErrors, MissingCaseAndWrongDatasetTypeAreNamed) {
+  ScratchDir dir("case");
+  write_golden_file(dir / "c.h5", current_provenance(), "unit", {sample_record("case-a")});
+  try {
+    GoldenReader(dir / "c.h5").read_case("case-zz");
+    ADD_FAILURE() << "absent case read";
+  } catch (const GoldenError& e) {
+    expect_contains(e.what(), "case 'case-zz'");
+  }
+  // A dataset of an element type outside the schema (int64) is refused, naming its path.
+  {
+    H5::H5File f(std::string(dir / "c.h5"), H5F_ACC_RDWR);
+    const hsize_t n = 2;
+    const long long values[2] = {1, 2};
+    f.openGroup("case-a").createDataSet("odd", H5::PredType::STD_I64LE, H5::DataSpace(1, &n))
+        .write(values, H5::PredType::NATIVE_LLONG);
+  }
+  const std::string message = open_error(dir / "c.h5");
+  expect_contains(message, "/case-a/odd");
+  expect_contains(message, "element type outside the schema");
+}
+
+}  // namespace
+}  // namespace moeval::golden
