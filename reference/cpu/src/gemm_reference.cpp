@@ -1,0 +1,145 @@
+#include "moeval/reference/gemm_reference.h"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "decode_table.h"
+#include "parallel_for.h"
+
+namespace moeval::reference {
+namespace {
+
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Columns of W decoded per task: 64 doubles × K = 3.7 MB at K = 7168, and enough tasks (N / 64)
+// to keep every thread busy even when a single expert has rows (decode, M = 1).
+constexpr std::int64_t kColumnChunk = 64;
+// Gathered activations held at once (doubles, twice: A and A∘A): 16M values = 256 MB.
+constexpr std::int64_t kGatherBudget = std::int64_t(1) << 24;
+
+[[noreturn]] void fail(const std::string& message) { throw std::invalid_argument("reference_gemm: " + message); }
+
+void validate(const GemmOperands& op) {
+  op.a.validate("reference_gemm: activations a");
+  const QuantizedWeights& w = op.w;
+  if (op.a.cols != w.k) {
+    fail("a has K = " + std::to_string(op.a.cols) + " columns but the weights have K = " + std::to_string(w.k));
+  }
+  if (op.a.dtype != w.scheme.act) {
+    fail(std::string("a is ") + std::string(to_string(op.a.dtype)) + " but the weights' scheme is " +
+         std::string(to_string(w.scheme.act)) + "; activations, scales and outputs share one dtype");
+  }
+  if (w.experts < 0 || w.k < 1 || w.n < 1 || std::int64_t(w.dequant.size()) != w.experts * w.k * w.n) {
+    fail("weights' dequant holds " + std::to_string(w.dequant.size()) + " values; [E_local = " +
+         std::to_string(w.experts) + "][K = " + std::to_string(w.k) + "][N = " + std::to_string(w.n) + "] needs " +
+         std::to_string(w.experts * w.k * w.n));
+  }
+  for (const RoutedRow& r : op.routed.rows()) {
+    if (r.expert >= w.experts) {
+      fail("routed row " + std::to_string(r.out_row) + " uses local expert " + std::to_string(r.expert) +
+           " but the weights hold " + std::to_string(w.experts) + " experts");
+    }
+    if (r.a_row >= op.a.rows) {
+      fail("routed row " + std::to_string(r.out_row) + " reads a row " + std::to_string(r.a_row) + " of " +
+           std::to_string(op.a.rows) + " (a_row_divisor does not match the shape of a)");
+    }
+  }
+}
+
+// One expert's share of the work: rows [begin, end) of the canonical routed list.
+struct ExpertSlice {
+  std::int32_t expert;
+  std::size_t begin;
+  std::size_t end;
+};
+
+std::vector<ExpertSlice> slice_by_expert(std::span<const RoutedRow> rows) {
+  std::vector<ExpertSlice> slices;
+  for (std::size_t i = 0; i < rows.size();) {
+    std::size_t j = i;
+    while (j < rows.size() && rows[j].expert == rows[i].expert) ++j;
+    slices.push_back({rows[i].expert, i, j});
+    i = j;
+  }
+  return slices;
+}
+
+// y = A·W and S² = (A∘A)·(W∘W) for one expert and one column chunk, scattered to the output rows.
+void run_chunk(const GemmOperands& op, const ExpertSlice& slice, const RowMatrix& a, const RowMatrix& a2,
+               std::int64_t n0, ReferenceOutput& out) {
+  const QuantizedWeights& w = op.w;
+  const std::int64_t width = std::min(kColumnChunk, w.n - n0);
+  const double* table = decode_table(w.scheme.act);
+  RowMatrix wd(w.k, width);
+  const std::uint16_t* src = w.dequant.data() + w.code_index(slice.expert, 0, n0);
+  for (std::int64_t k = 0; k < w.k; ++k) {
+    for (std::int64_t j = 0; j < width; ++j) wd(k, j) = table[src[k * w.n + j]];
+  }
+  const RowMatrix y = a * wd;
+  const RowMatrix s2 = a2 * wd.cwiseAbs2();
+  const auto rows = op.routed.rows();
+  for (std::size_t i = slice.begin; i < slice.end; ++i) {
+    const RoutedRow& r = rows[i];
+    const double weight = op.mul_topk_weights ? double(r.weight) : 1.0;
+    const Eigen::Index local = Eigen::Index(i - slice.begin);
+    for (std::int64_t j = 0; j < width; ++j) {
+      const std::size_t at = out.index(r.out_row, n0 + j);
+      out.y[at] = weight * y(local, j);
+      out.s[at] = std::fabs(weight) * std::sqrt(s2(local, j));
+    }
+  }
+}
+
+}  // namespace
+
+ReferenceOutput reference_gemm(const GemmOperands& op) {
+  validate(op);
+  const QuantizedWeights& w = op.w;
+  ReferenceOutput out(op.routed.output_rows(), w.n, w.scheme.act, w.k);
+  const double* table = decode_table(op.a.dtype);
+  const auto rows = op.routed.rows();
+  const std::int64_t chunks = (w.n + kColumnChunk - 1) / kColumnChunk;
+  const std::vector<ExpertSlice> slices = slice_by_expert(rows);
+  // Experts are processed in batches whose gathered A fits kGatherBudget values, and all
+  // (expert, column chunk) pairs of a batch are one parallel loop: with E = 256 and small N an
+  // expert alone has too few chunks to feed the threads.
+  for (std::size_t first = 0; first < slices.size();) {
+    std::size_t last = first;
+    std::int64_t values = 0;
+    auto gathered = [&](const ExpertSlice& slice) { return std::int64_t(slice.end - slice.begin) * w.k; };
+    while (last < slices.size() && (last == first || values + gathered(slices[last]) <= kGatherBudget)) {
+      values += gathered(slices[last]);
+      ++last;
+    }
+    std::vector<RowMatrix> a(last - first);
+    std::vector<RowMatrix> a2(last - first);
+    parallel_for(std::int64_t(last - first), [&](std::int64_t b) {
+      const ExpertSlice& slice = slices[first + std::size_t(b)];
+      RowMatrix& ab = a[std::size_t(b)];
+      ab.resize(Eigen::Index(slice.end - slice.begin), w.k);
+      for (std::size_t i = slice.begin; i < slice.end; ++i) {
+        for (std::int64_t k = 0; k < w.k; ++k) ab(Eigen::Index(i - slice.begin), k) = table[op.a.at(rows[i].a_row, k)];
+      }
+      a2[std::size_t(b)] = ab.cwiseAbs2();
+    });
+    parallel_for(std::int64_t(last - first) * chunks, [&](std::int64_t task) {
+      const std::size_t b = std::size_t(task / chunks);
+      run_chunk(op, slices[first + b], a[b], a2[b], (task % chunks) * kColumnChunk, out);
+    });
+    first = last;
+  }
+  out.round_outputs();
+  return out;
+}
+
+ReferenceOutput reference_gemm(const GemmCase& gemm_case) {
+  const RoutedRows routed = RoutedRows::from_topk(gemm_case.routing, gemm_case.problem, gemm_case.a_row_divisor);
+  const Matrix16 a{gemm_case.a, gemm_case.shape.m, gemm_case.shape.k, gemm_case.problem.scheme.act};
+  return reference_gemm(GemmOperands{a, gemm_case.w, routed, gemm_case.mul_topk_weights});
+}
+
+}  // namespace moeval::reference

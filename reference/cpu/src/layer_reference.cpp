@@ -1,0 +1,33 @@
+#include "moeval/reference/layer_reference.h"
+
+#include "moeval/reference/combine_reference.h"
+#include "moeval/reference/gemm_reference.h"
+#include "moeval/reference/routed_rows.h"
+#include "moeval/reference/silu_and_mul_reference.h"
+
+namespace moeval::reference {
+
+ReferenceOutput layer_gemm1(const LayerCase& layer) {
+  const MoeProblem& p = layer.problem;
+  // GEMM1 reads token row t / topk of x for routed row t, and applies no routing weight.
+  const RoutedRows routed = RoutedRows::from_topk(layer.routing, p, p.topk);
+  const Matrix16 x{layer.x, p.tokens, p.hidden, p.scheme.act};
+  return reference_gemm(GemmOperands{x, layer.w13, routed, false});
+}
+
+ReferenceOutput layer_gemm2(const LayerCase& layer, const Matrix16& act) {
+  // GEMM2 reads its own row t of the intermediate and multiplies the routing weight.
+  const RoutedRows routed = RoutedRows::from_topk(layer.routing, layer.problem, 1);
+  return reference_gemm(GemmOperands{act, layer.w2, routed, true});
+}
+
+LayerReference layer_reference(const LayerCase& layer) {
+  LayerReference r;
+  r.gemm1 = layer_gemm1(layer);
+  r.act = reference_silu_and_mul(r.gemm1.as_matrix16());
+  r.gemm2 = layer_gemm2(layer, r.act.as_matrix16());
+  r.out = reference_combine(r.gemm2.as_matrix16(), layer.problem.topk);
+  return r;
+}
+
+}  // namespace moeval::reference

@@ -1,0 +1,51 @@
+// The outcome of comparing one kernel output with its reference.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "moeval/fixtures/problem.h"
+
+namespace moeval::tolerance {
+
+// One output element as the comparator saw it.
+struct ElementReport {
+  std::int64_t row = -1;
+  std::int64_t col = -1;
+  double value = 0.0;        // kernel output, decoded to double
+  double reference = 0.0;    // fp64 reference y_ref
+  double bound = 0.0;        // allowed |value − reference| (0 in the exact tier)
+  double ratio = 0.0;        // |value − reference| / bound (exact tier: 0 when equal, inf when not)
+  std::uint16_t value_bits = 0;
+  std::uint16_t reference_bits = 0;  // the reference's own 16-bit rounding
+};
+
+struct Verdict {
+  Tier tier = Tier::bounded;
+  bool numerics_pass = false;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+
+  std::int64_t violations = 0;                    // elements outside the bound / not equal
+  std::optional<ElementReport> first_violation;   // first in row-major order
+  std::optional<ElementReport> worst;             // largest ratio (bounded) / largest |error| (exact)
+  double max_ratio = 0.0;                         // bounded tier: the gate is max_ratio <= 1
+  double normwise = 0.0;  // ‖value − reference‖_F / ‖reference‖_F over finite pairs; report only
+
+  std::int64_t observed_nan = 0;
+  std::int64_t observed_inf = 0;
+  std::int64_t reference_nonfinite = 0;
+
+  // Filled by the testbed; nullopt means "not checked" (never reported as passed).
+  std::optional<bool> canaries_intact;
+  std::optional<bool> deterministic;
+
+  // numerics_pass, and no hook that was checked reported a failure.
+  bool pass() const;
+  // One line: PASS/FAIL, tier, shape, violations, worst element with its indices, normwise, NaN/Inf,
+  // and the hooks' status.
+  std::string summary() const;
+};
+
+}  // namespace moeval::tolerance
