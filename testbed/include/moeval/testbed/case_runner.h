@@ -1,0 +1,36 @@
+// Runs one case through a kernel under test and judges it: poisoned guarded output, two runs
+// (bitwise determinism), the tier's comparator against the CPU reference, guard canaries and
+// unchanged inputs. Everything ends in one Verdict with its hooks filled in.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moeval/fixtures/cases.h"
+#include "moeval/reference/reference_output.h"
+#include "moeval/testbed/kernel_under_test.h"
+#include "moeval/tolerance/verdict.h"
+
+namespace moeval::testbed {
+
+struct CaseResult {
+  std::string kernel;
+  std::string case_name;
+  int device = 0;
+  tolerance::Verdict verdict;
+  std::vector<std::string> memory_errors;  // guard overruns and modified inputs, by buffer name
+  std::vector<std::uint16_t> output;       // the first run's output bits (for cross-device checks)
+
+  bool pass() const { return verdict.pass() && memory_errors.empty(); }
+  // One line: kernel, case, device, the verdict summary and any memory error.
+  std::string summary() const;
+};
+
+// Runs `gemm_case` on `device`. `reference` may be passed when several kernels or devices share
+// it; otherwise the CPU reference is computed here. Throws what the kernel throws for a case it
+// cannot run (call unsupported_reason() first).
+CaseResult run_gemm_case(const GemmKernelUnderTest& kernel, const GemmCase& gemm_case, int device,
+                         const reference::ReferenceOutput* reference = nullptr);
+
+}  // namespace moeval::testbed

@@ -1,0 +1,28 @@
+// The whole MoE layer on the GPU, checked stage by stage (DESIGN.md): GEMM1 against the reference,
+// silu_and_mul against the reference applied to the KERNEL's GEMM1 output, GEMM2 against the
+// reference fed the kernel's own intermediate, the top-k combine likewise, and finally
+// kernels::moe_forward end to end, which must reproduce the staged kernels' output bit for bit
+// (and itself bitwise on repeat).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "moeval/fixtures/cases.h"
+#include "moeval/testbed/case_runner.h"
+
+namespace moeval::testbed {
+
+struct LayerResult {
+  std::vector<CaseResult> stages;  // gemm1, silu_and_mul, gemm2, combine
+  bool forward_matches_stages = false;
+  bool forward_deterministic = false;
+  std::vector<std::string> memory_errors;  // moe_forward's buffers
+
+  bool pass() const;
+  std::string summary() const;
+};
+
+LayerResult run_layer_case(const LayerCase& layer, int device);
+
+}  // namespace moeval::testbed

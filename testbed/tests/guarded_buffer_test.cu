@@ -1,0 +1,46 @@
+// The canaries themselves must have power: an overrun by one element on either side is caught,
+// an in-bounds write is not flagged, and a modified input is named.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include "moeval/testbed/devices.h"
+#include "moeval/testbed/guarded_buffer.h"
+
+namespace moeval::testbed {
+namespace {
+
+__global__ void write_at(std::uint16_t* p, long long index, std::uint16_t value) { p[index] = value; }
+
+TEST(GuardedBuffer, InBoundsWritesKeepGuardsIntact) {
+  MOEVAL_REQUIRE_GPUS(1);
+  GuardedBuffer out("out", 0, 100 * sizeof(std::uint16_t));
+  write_at<<<1, 1>>>(out.as<std::uint16_t>(), 0, 1);
+  write_at<<<1, 1>>>(out.as<std::uint16_t>(), 99, 1);
+  EXPECT_EQ(out.check_guards(), "");
+  const auto host = out.download<std::uint16_t>();
+  EXPECT_EQ(host[0], 1);
+  EXPECT_EQ(host[50], 0xFFFF) << "payload must be poisoned";
+}
+
+TEST(GuardedBuffer, OverrunOnEitherSideIsNamed) {
+  MOEVAL_REQUIRE_GPUS(1);
+  GuardedBuffer out("out", 0, 100 * sizeof(std::uint16_t));
+  write_at<<<1, 1>>>(out.as<std::uint16_t>(), 100, 7);
+  EXPECT_EQ(out.check_guards(), "out: guard after payload overwritten at byte offset 200 (2 bytes differ)");
+  GuardedBuffer under("under", 0, 64);
+  write_at<<<1, 1>>>(under.as<std::uint16_t>(), -1, 7);
+  EXPECT_NE(under.check_guards().find("under: guard before payload overwritten at byte offset -2"), std::string::npos);
+}
+
+TEST(GuardedBuffer, ModifiedInputIsNamed) {
+  MOEVAL_REQUIRE_GPUS(1);
+  const std::vector<std::uint16_t> host(32, 3);
+  auto in = GuardedBuffer::upload("a", 0, host);
+  EXPECT_EQ(in.check_unchanged(), "");
+  write_at<<<1, 1>>>(in.as<std::uint16_t>(), 5, 9);
+  EXPECT_EQ(in.check_unchanged(), "a: input modified at byte 10 (was 3, now 9)");
+}
+
+}  // namespace
+}  // namespace moeval::testbed
