@@ -1,0 +1,143 @@
+// moe_forward: align → GEMM1 → silu_and_mul → GEMM2 → topk_combine, all on one stream.
+#include <stdexcept>
+#include <string>
+
+#include "moeval/kernels/device_info.h"
+#include "moeval/kernels/moe_align.h"
+#include "moeval/kernels/moe_forward.h"
+#include "moeval/kernels/moe_ops.h"
+#include "moeval/kernels/same_device.h"
+
+namespace moeval::kernels {
+namespace {
+
+std::size_t round_up_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// Where each intermediate lives inside the caller's workspace.
+struct ForwardLayout {
+  std::size_t align_ws = 0, sorted = 0, expert_ids = 0, post_padded = 0, gemm1_out = 0, act = 0, gemm2_out = 0, total = 0;
+};
+
+ForwardLayout layout_for(const MoeLayerShape& s, int block_size) {
+  const std::int64_t slots = s.tokens * s.topk;
+  ForwardLayout l;
+  std::size_t at = 0;
+  auto take = [&at](std::size_t bytes) {
+    const std::size_t here = at;
+    at += round_up_256(bytes);
+    return here;
+  };
+  l.align_ws = take(moe_align_workspace_bytes(slots, s.num_experts));
+  l.sorted = take(sizeof(std::int32_t) * static_cast<std::size_t>(moe_align_sorted_capacity(slots, s.num_experts, block_size)));
+  l.expert_ids = take(sizeof(std::int32_t) * static_cast<std::size_t>(moe_align_block_capacity(slots, s.num_experts, block_size)));
+  l.post_padded = take(sizeof(std::int32_t));
+  l.gemm1_out = take(2 * static_cast<std::size_t>(slots * 2 * s.inter));
+  l.act = take(2 * static_cast<std::size_t>(slots * s.inter));
+  l.gemm2_out = take(2 * static_cast<std::size_t>(slots * s.hidden));
+  l.total = at;
+  return l;
+}
+
+void check_shape(const MoeLayerShape& s) {
+  if (s.tokens < 0 || s.hidden < 1 || s.inter < 1 || s.num_experts < 1 || s.topk < 1 || s.topk > s.num_experts) {
+    throw std::invalid_argument("moe_forward: shape M = " + std::to_string(s.tokens) + ", H = " + std::to_string(s.hidden) +
+                                ", I = " + std::to_string(s.inter) + ", E = " + std::to_string(s.num_experts) +
+                                ", topk = " + std::to_string(s.topk) + "; need M ≥ 0, H, I, E ≥ 1, 1 ≤ topk ≤ E");
+  }
+}
+
+}  // namespace
+
+int choose_block_size(const MoeLayerShape& shape) {
+  check_shape(shape);
+  const double per_expert = static_cast<double>(shape.tokens * shape.topk) / shape.num_experts;
+  for (int b : {8, 16, 32, 48, 64}) {
+    if (per_expert < 0.9 * b) return b;
+  }
+  return 64;
+}
+
+std::size_t moe_forward_workspace_bytes(const MoeLayerShape& shape, int block_size) {
+  check_shape(shape);
+  return layout_for(shape, block_size == 0 ? choose_block_size(shape) : block_size).total;
+}
+
+void moe_forward(const MoeForwardArgs& args) {
+  const MoeLayerShape& s = args.shape;
+  check_shape(s);
+  const int block_size = args.block_size == 0 ? choose_block_size(s) : args.block_size;
+  const ForwardLayout l = layout_for(s, block_size);
+  if (args.workspace_bytes < l.total) {
+    throw std::invalid_argument("moe_forward: workspace_bytes = " + std::to_string(args.workspace_bytes) + " but " +
+                                std::to_string(l.total) + " are needed (moe_forward_workspace_bytes)");
+  }
+  if (reinterpret_cast<std::uintptr_t>(args.workspace) % 256 != 0) {
+    throw std::invalid_argument("moe_forward: workspace must be 256-byte aligned");
+  }
+  const int device = same_device("moe_forward", {{args.hidden_states, "hidden_states"},
+                                                 {args.topk_ids, "topk_ids"},
+                                                 {args.topk_weights, "topk_weights"},
+                                                 {args.expert_map, "expert_map", true},
+                                                 {args.out, "out"},
+                                                 {args.workspace, "workspace"}});
+  DeviceGuard guard(device);
+  if (s.tokens == 0) return;
+  char* ws = static_cast<char*>(args.workspace);
+  const std::int64_t slots = s.tokens * s.topk;
+  auto* sorted = reinterpret_cast<std::int32_t*>(ws + l.sorted);
+  auto* expert_ids = reinterpret_cast<std::int32_t*>(ws + l.expert_ids);
+  auto* post_padded = reinterpret_cast<std::int32_t*>(ws + l.post_padded);
+
+  MoeAlignArgs align;
+  align.topk_ids = args.topk_ids;
+  align.num_slots = slots;
+  align.num_experts = s.num_experts;
+  align.block_size = block_size;
+  align.expert_map = args.expert_map;
+  align.sorted_token_ids = sorted;
+  align.expert_ids = expert_ids;
+  align.num_tokens_post_padded = post_padded;
+  align.workspace = ws + l.align_ws;
+  align.workspace_bytes = l.sorted - l.align_ws;
+  align.stream = args.stream;
+  moe_align(align);
+
+  const MoeBlocks blocks{sorted, expert_ids, post_padded, moe_align_sorted_capacity(slots, s.num_experts, block_size),
+                         block_size, slots};
+  Wna16MoeArgs gemm1;
+  gemm1.a = args.hidden_states;
+  gemm1.c = ws + l.gemm1_out;
+  gemm1.weights = args.w13;
+  gemm1.blocks = blocks;
+  gemm1.shape = {2 * s.inter, s.hidden};
+  gemm1.top_k = s.topk;
+  gemm1.dtype = args.dtype;
+  gemm1.stream = args.stream;
+  wna16_moe(gemm1);
+
+  silu_and_mul({ws + l.gemm1_out, ws + l.act, slots, s.inter, args.dtype, args.stream});
+
+  Wna16MoeArgs gemm2 = gemm1;
+  gemm2.a = ws + l.act;
+  gemm2.c = ws + l.gemm2_out;
+  gemm2.weights = args.w2;
+  gemm2.shape = {s.hidden, s.inter};
+  gemm2.top_k = 1;
+  gemm2.topk_weights = args.topk_weights;
+  gemm2.mul_topk_weights = true;
+  wna16_moe(gemm2);
+
+  TopkCombineArgs combine;
+  combine.in = ws + l.gemm2_out;
+  combine.out = args.out;
+  combine.tokens = s.tokens;
+  combine.topk = s.topk;
+  combine.hidden = s.hidden;
+  combine.dtype = args.dtype;
+  combine.topk_ids = args.topk_ids;
+  combine.num_experts = s.num_experts;
+  combine.stream = args.stream;
+  topk_combine(combine);
+}
+
+}  // namespace moeval::kernels

@@ -1,0 +1,56 @@
+// Internal: dequantization of WNA16 codes to the 16-bit weights the GEMM multiplies.
+//
+// Dequantization recipe: W16 = round16((u - z)·s), one rounding. With packed 16-bit math this is
+// exact as written: 1024 + u (fp16) or 128 + u (bf16, 4-bit) is built by OR-ing the code into the
+// mantissa of the base, subtracting base + z gives the exact integer u - z, and one packed
+// multiply by s rounds the exact product once. bf16 8-bit codes (128 + 255 is not a bf16) go
+// through fp32, where u - z and (u - z)·s are exact, then one conversion.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../common/half16.cuh"
+
+namespace moeval::kernels::detail {
+
+// Quantization parameters of one (row, group), prepared for packed use.
+struct RowGroupParams {
+  std::uint32_t zero2;   // (base + z) in both halves (packed path)
+  std::uint32_t scale2;  // s in both halves (packed path)
+  float zero_f;          // 2^23 + z (fp32 path)
+  float scale_f;         // s (fp32 path)
+};
+
+template <typename T>
+__device__ inline RowGroupParams make_params(std::uint16_t scale_bits, std::uint32_t zero) {
+  RowGroupParams p;
+  p.zero2 = (Half16<T>::kBase | zero) * 0x00010001u;
+  p.scale2 = static_cast<std::uint32_t>(scale_bits) * 0x00010001u;
+  p.zero_f = 8388608.0f + static_cast<float>(zero);
+  p.scale_f = Half16<T>::to_float(scale_bits);
+  return p;
+}
+
+// 4-bit: the 32-bit word holds k0..k7 in nibbles 0..7. Pair p (0..3) = (k_p, k_{p+4}) as a packed
+// 16-bit pair, low half = k_p: one mask extracts both nibbles at once.
+template <typename T>
+__device__ inline std::uint32_t dequant4_pair(std::uint32_t word, int p, const RowGroupParams& q) {
+  const std::uint32_t x = ((word >> (4 * p)) & 0x000F000Fu) | (Half16<T>::kBase * 0x00010001u);
+  return Half16<T>::sub_mul(x, q.zero2, q.scale2);
+}
+
+// 8-bit: the word holds k0..k3 in bytes 0..3. Pair p (0..1) = (k_p, k_{p+2}).
+template <typename T>
+__device__ inline std::uint32_t dequant8_pair(std::uint32_t word, int p, const RowGroupParams& q) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const std::uint32_t x = ((word >> (8 * p)) & 0x00FF00FFu) | 0x64006400u;
+    return Half16<T>::sub_mul(x, q.zero2, q.scale2);
+  } else {
+    const float lo = (__uint_as_float(0x4B000000u | ((word >> (8 * p)) & 0xFFu)) - q.zero_f) * q.scale_f;
+    const float hi = (__uint_as_float(0x4B000000u | ((word >> (8 * p + 16)) & 0xFFu)) - q.zero_f) * q.scale_f;
+    return Half16<T>::pack(lo, hi);
+  }
+}
+
+}  // namespace moeval::kernels::detail

@@ -1,0 +1,252 @@
+// Internal: the WNA16 MoE GEMM kernel.
+//
+// Work item = (moe block, row group, N tile). A thread block of 4 warps owns one item at a time
+// (persistent grid-stride loop, so one launch serves any E). Warp layout: warps_n × warps_k with
+// warps_n·warps_k = 4; a warp computes 16 output columns (n) for all rows of the item over its
+// share of K, as mma.m16n8k16 with the WEIGHTS as the 16-row operand and 8 tokens as the 8-column
+// operand (so an 8-row decode block wastes nothing). Partial sums of the K split are added in
+// shared memory in warp order (deterministic, no atomics).
+//
+// Data movement: a thread reads 16 contiguous bytes of a weight row per chunk (4 threads cover
+// one row's 64-byte chunk, 16 rows per warp); chunks are prefetched `kStages` deep in registers.
+// The mma's reduction index is a permutation of real k chosen so one mask extracts two codes:
+// the thread's logical pair (2t, 2t+1) is real (k_p, k_{p+4}) of a 32-bit word (4-bit) or
+// (k_p, k_{p+2}) (8-bit); activations are permuted the same way with byte_perm.
+#pragma once
+
+#include "wna16_dequant.cuh"
+#include "wna16_params.h"
+#include <stdexcept>
+#include <string>
+
+#include "moeval/kernels/device_info.h"
+
+namespace moeval::kernels::detail {
+
+constexpr int kWna16Threads = 128;
+
+template <int BITS>
+struct ChunkGeometry {
+  static constexpr int kThreadK = 128 / BITS;  // k in a thread's 16 bytes: 32 (4-bit), 16 (8-bit)
+  static constexpr int kChunkK = 4 * kThreadK;  // k per row per chunk (4 threads)
+  static constexpr int kWordK = 32 / BITS;      // k per 32-bit word
+};
+
+struct WeightStage {
+  uint4 w[2];            // rows g and g + 8 of the warp's 16
+  std::uint16_t s[2];    // their scales (0 for a chunk slice past K: contributes exactly 0)
+  std::uint8_t z[2];     // their zero points
+};
+
+__device__ inline uint4 load_streaming(const std::uint8_t* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+template <int BITS>
+__device__ inline void load_stage(WeightStage& st, const Wna16Params& p, int expert, std::int64_t n_row0,
+                                  std::int64_t chunk, int t) {
+  using G = ChunkGeometry<BITS>;
+  const std::int64_t k0 = chunk * G::kChunkK + t * G::kThreadK;
+  if (k0 >= p.k) {
+    st.s[0] = st.s[1] = 0;
+    st.z[0] = st.z[1] = 0;
+    st.w[0] = st.w[1] = make_uint4(0, 0, 0, 0);
+    return;
+  }
+  const std::int64_t group = k0 / p.group_len;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const std::int64_t n = n_row0 + 8 * r;
+    const std::int64_t row = static_cast<std::int64_t>(expert) * p.n + n;
+    st.w[r] = load_streaming(p.qweight + row * p.row_bytes + k0 * BITS / 8);
+    st.s[r] = __ldg(p.scales + row * p.groups + group);
+    if (p.qzeros == nullptr) {
+      st.z[r] = static_cast<std::uint8_t>(p.implicit_zero);
+    } else if constexpr (BITS == 4) {
+      const std::uint8_t packed = __ldg(p.qzeros + (static_cast<std::int64_t>(expert) * (p.n / 2) + n / 2) * p.groups + group);
+      st.z[r] = static_cast<std::uint8_t>((packed >> (4 * (n & 1))) & 0xF);
+    } else {
+      st.z[r] = __ldg(p.qzeros + row * p.groups + group);
+    }
+  }
+}
+
+// Adds one chunk's products into acc. x_rows[tt] is the activation row of this lane's token in
+// tile tt (null: padding, contributes 0).
+template <typename T, int BITS, int TT>
+__device__ inline void compute_stage(float (&acc)[TT][4], const WeightStage& st, const std::uint16_t* const (&x_rows)[TT],
+                                     const Wna16Params& p, std::int64_t chunk, int t) {
+  using G = ChunkGeometry<BITS>;
+  const std::int64_t k0 = chunk * G::kChunkK + t * G::kThreadK;
+  const bool active = k0 < p.k;
+  const RowGroupParams q0 = make_params<T>(st.s[0], st.z[0]);
+  const RowGroupParams q1 = make_params<T>(st.s[1], st.z[1]);
+  const std::uint32_t w0[4] = {st.w[0].x, st.w[0].y, st.w[0].z, st.w[0].w};
+  const std::uint32_t w1[4] = {st.w[1].x, st.w[1].y, st.w[1].z, st.w[1].w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (BITS == 4) {
+      std::uint32_t xp[TT][4];
+#pragma unroll
+      for (int tt = 0; tt < TT; ++tt) {
+        uint4 x = make_uint4(0, 0, 0, 0);
+        if (active && x_rows[tt] != nullptr) x = __ldg(reinterpret_cast<const uint4*>(x_rows[tt] + k0 + 8 * i));
+        xp[tt][0] = __byte_perm(x.x, x.z, 0x5410);
+        xp[tt][1] = __byte_perm(x.x, x.z, 0x7632);
+        xp[tt][2] = __byte_perm(x.y, x.w, 0x5410);
+        xp[tt][3] = __byte_perm(x.y, x.w, 0x7632);
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const std::uint32_t a[4] = {dequant4_pair<T>(w0[i], 2 * h, q0), dequant4_pair<T>(w1[i], 2 * h, q1),
+                                    dequant4_pair<T>(w0[i], 2 * h + 1, q0), dequant4_pair<T>(w1[i], 2 * h + 1, q1)};
+#pragma unroll
+        for (int tt = 0; tt < TT; ++tt) Half16<T>::mma(acc[tt], a, xp[tt][2 * h], xp[tt][2 * h + 1]);
+      }
+    } else {
+      const std::uint32_t a[4] = {dequant8_pair<T>(w0[i], 0, q0), dequant8_pair<T>(w1[i], 0, q1),
+                                  dequant8_pair<T>(w0[i], 1, q0), dequant8_pair<T>(w1[i], 1, q1)};
+#pragma unroll
+      for (int tt = 0; tt < TT; ++tt) {
+        uint2 x = make_uint2(0, 0);
+        if (active && x_rows[tt] != nullptr) x = __ldg(reinterpret_cast<const uint2*>(x_rows[tt] + k0 + 4 * i));
+        Half16<T>::mma(acc[tt], a, __byte_perm(x.x, x.y, 0x5410), __byte_perm(x.x, x.y, 0x7632));
+      }
+    }
+  }
+}
+
+template <typename T, int BITS, int TT>
+__global__ void __launch_bounds__(kWna16Threads) wna16_moe_kernel(const Wna16Params p) {
+  using G = ChunkGeometry<BITS>;
+  constexpr int kStages = TT <= 2 ? 4 : 2;  // chunks in flight per thread (register budget)
+  constexpr int kRows = 8 * TT;
+  __shared__ float partial[4][TT][4][32];
+
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int warp = static_cast<int>(threadIdx.x) >> 5;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  const int warps_n = 4 / p.warps_k;
+  const int wn = warp % warps_n;
+  const int wk = warp / warps_n;
+
+  const std::int64_t blocks = min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
+  const std::int64_t items = blocks * p.row_groups * p.n_tiles;
+  const std::int64_t chunks = (p.k + G::kChunkK - 1) / G::kChunkK;
+  const std::int64_t chunk_begin = chunks * wk / p.warps_k;
+  const std::int64_t chunk_end = chunks * (wk + 1) / p.warps_k;
+
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int n_tile = static_cast<int>(item % p.n_tiles);
+    const std::int64_t rest = item / p.n_tiles;
+    const int row_group = static_cast<int>(rest % p.row_groups);
+    const std::int64_t block = rest / p.row_groups;
+    const int expert = p.expert_ids[block];
+    const bool computes = expert >= 0 && expert < p.num_experts;
+    const std::int64_t row0 = block * p.block_size + static_cast<std::int64_t>(row_group) * kRows;
+    const int rows = min(kRows, p.block_size - row_group * kRows);
+    const std::int64_t n0 = (static_cast<std::int64_t>(n_tile) * warps_n + wn) * 16;
+    const bool warp_in_n = n0 < p.n;
+
+    float acc[TT][4];
+#pragma unroll
+    for (int tt = 0; tt < TT; ++tt) acc[tt][0] = acc[tt][1] = acc[tt][2] = acc[tt][3] = 0.0f;
+
+    if (computes && warp_in_n) {
+      const std::uint16_t* x_rows[TT];
+#pragma unroll
+      for (int tt = 0; tt < TT; ++tt) {
+        const int r = tt * 8 + g;
+        const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
+        x_rows[tt] = (sid >= 0 && sid < p.num_slots) ? p.a + (sid / p.top_k) * p.k : nullptr;
+      }
+      WeightStage stage[kStages];
+#pragma unroll
+      for (int s = 0; s < kStages; ++s) {
+        if (chunk_begin + s < chunk_end) load_stage<BITS>(stage[s], p, expert, n0 + g, chunk_begin + s, t);
+      }
+      for (std::int64_t c = chunk_begin; c < chunk_end; c += kStages) {
+#pragma unroll
+        for (int s = 0; s < kStages; ++s) {
+          if (c + s < chunk_end) {
+            compute_stage<T, BITS, TT>(acc, stage[s], x_rows, p, c + s, t);
+            if (c + s + kStages < chunk_end) load_stage<BITS>(stage[s], p, expert, n0 + g, c + s + kStages, t);
+          }
+        }
+      }
+    }
+
+    if (p.warps_k > 1) {
+#pragma unroll
+      for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) partial[warp][tt][j][lane] = acc[tt][j];
+      }
+      __syncthreads();
+      if (wk == 0) {
+#pragma unroll
+        for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            float sum = partial[wn][tt][j][lane];
+            for (int w = 1; w < p.warps_k; ++w) sum += partial[wn + w * warps_n][tt][j][lane];
+            acc[tt][j] = sum;
+          }
+        }
+      }
+    }
+
+    if (wk == 0 && warp_in_n) {
+#pragma unroll
+      for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int r = tt * 8 + 2 * t + (j & 1);
+          if (r >= rows) continue;
+          const std::int64_t sid = p.sorted_token_ids[row0 + r];
+          if (sid < 0 || sid >= p.num_slots) continue;
+          float v = 0.0f;  // rows of a non-local (-1) expert are zeros
+          if (computes) v = p.topk_weights != nullptr ? acc[tt][j] * p.topk_weights[sid] : acc[tt][j];
+          p.c[sid * p.n + n0 + g + 8 * (j >> 1)] = Half16<T>::from_float(v);
+        }
+      }
+    }
+    if (p.warps_k > 1) __syncthreads();  // partial[] is reused by the next item
+  }
+}
+
+template <typename T, int BITS, int TT>
+void launch_wna16_tiles(const Wna16Params& params, cudaStream_t stream) {
+  const auto kernel = wna16_moe_kernel<T, BITS, TT>;
+  int device = 0;
+  int sms = 0;
+  int per_sm = 0;
+  check_cuda(cudaGetDevice(&device), "wna16_moe: cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "wna16_moe: SM count");
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWna16Threads, 0), "wna16_moe: occupancy");
+  const std::int64_t max_items = params.block_capacity * params.row_groups * params.n_tiles;
+  const std::int64_t resident = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+  const unsigned grid = static_cast<unsigned>(max_items < resident ? max_items : resident);
+  if (grid == 0) return;
+  kernel<<<grid, kWna16Threads, 0, stream>>>(params);
+  check_cuda(cudaGetLastError(), "wna16_moe: kernel launch");
+}
+
+template <typename T, int BITS>
+void launch_wna16(const Wna16Params& params, int token_tiles, cudaStream_t stream) {
+  switch (token_tiles) {
+    case 1: return launch_wna16_tiles<T, BITS, 1>(params, stream);
+    case 2: return launch_wna16_tiles<T, BITS, 2>(params, stream);
+    case 4: return launch_wna16_tiles<T, BITS, 4>(params, stream);
+    case 6: return launch_wna16_tiles<T, BITS, 6>(params, stream);
+    case 8: return launch_wna16_tiles<T, BITS, 8>(params, stream);
+    default: throw std::logic_error("wna16_moe: no kernel for token_tiles = " + std::to_string(token_tiles));
+  }
+}
+
+}  // namespace moeval::kernels::detail

@@ -1,0 +1,42 @@
+// Internal: what the host hands the WNA16 MoE GEMM kernel, and the launchers per dtype × bits.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace moeval::kernels::detail {
+
+struct Wna16Params {
+  const std::uint16_t* a;        // [T / top_k, K]
+  std::uint16_t* c;              // [T, N]
+  const std::uint8_t* qweight;   // [E, N, row_bytes]
+  const std::uint16_t* scales;   // [E, N, groups]
+  const std::uint8_t* qzeros;    // optional [E, N·bits/8, groups]
+  const float* topk_weights;     // [T]; null unless the epilogue multiplies
+  const std::int32_t* sorted_token_ids;
+  const std::int32_t* expert_ids;
+  const std::int32_t* num_tokens_post_padded;
+  std::int64_t n;
+  std::int64_t k;
+  std::int64_t row_bytes;        // K·bits/8
+  std::int64_t num_slots;        // T
+  std::int64_t block_capacity;   // entries of expert_ids the caller allocated
+  int groups;                    // K / G
+  int group_len;                 // G (K when channelwise)
+  int num_experts;
+  int top_k;
+  int block_size;                // B
+  int row_groups;                // a block's rows are split in groups of 8·token_tiles rows
+  int n_tiles;                   // ceil(N / (16·warps_n))
+  int warps_k;                   // warps splitting K inside a thread block (1, 2 or 4)
+  std::uint32_t implicit_zero;   // 8 or 128 when qzeros is null
+};
+
+// Launches one persistent grid; token_tiles = rows per item / 8 (1, 2, 4, 6 or 8).
+template <typename T, int BITS>
+void launch_wna16(const Wna16Params& params, int token_tiles, cudaStream_t stream);
+
+}  // namespace moeval::kernels::detail
