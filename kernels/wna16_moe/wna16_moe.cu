@@ -41,8 +41,8 @@ void check_arguments(const Wna16MoeArgs& args) {
   if (args.blocks.num_slots % args.top_k != 0) {
     reject("blocks.num_slots = " + str(args.blocks.num_slots) + " is not a multiple of top_k = " + str(args.top_k));
   }
-  if (args.blocks.sorted_capacity < 0 || args.blocks.sorted_capacity % args.blocks.block_size != 0) {
-    reject("blocks.sorted_capacity = " + str(args.blocks.sorted_capacity) + " must be a non-negative multiple of block_size");
+  if (args.blocks.sorted_capacity < 0) {
+    reject("blocks.sorted_capacity = " + str(args.blocks.sorted_capacity) + " is negative");
   }
   if (args.mul_topk_weights && args.topk_weights == nullptr) reject("mul_topk_weights is set but topk_weights is null");
   if (reinterpret_cast<std::uintptr_t>(w.qweight) % 16 != 0) reject("qweight must be 16-byte aligned");

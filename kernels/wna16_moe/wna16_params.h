@@ -23,7 +23,7 @@ struct Wna16Params {
   std::int64_t k;
   std::int64_t row_bytes;        // K·bits/8
   std::int64_t num_slots;        // T
-  std::int64_t block_capacity;   // entries of expert_ids the caller allocated
+  std::int64_t block_capacity;   // whole blocks inside sorted_capacity: no block index reaches past it
   int groups;                    // K / G
   int group_len;                 // G (K when channelwise)
   int num_experts;
