@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "moeval/reference/combine_reference.h"
 #include "moeval/reference/layer_reference.h"
@@ -103,6 +105,19 @@ TEST(LayerReference, Gemm2ConsumesAForeignIntermediate) {
       round_all(testing::naive_gemm(c.problem, c.routing, kernel_act, 1, c.w2, true).y, DType::bf16);
   EXPECT_EQ(g2.y16, want);
   EXPECT_NE(g2.y16, ref.gemm2.y16);
+}
+
+TEST(LayerReference, WeightsThatDoNotFitTheProblemThrow) {
+  LayerCase c = build_layer_case(layer_problem(DType::bf16, false));
+  std::swap(c.w13, c.w2);
+  try {
+    reference::layer_reference(c);
+    ADD_FAILURE() << "swapped w13 and w2 must throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("w13 is [K = 64][N = 128] but H = 128, I = 64 need [128][128]"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(SiluAndMulReference, HandValues) {
