@@ -1,14 +1,88 @@
+// `moeval bench`: our WNA16 MoE GEMM vs the cuBLAS reference path vs the roofline.
+#include <cuda_runtime.h>
+
 #include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "moeval/bench/bench_cell.h"
+#include "moeval/bench/bench_report.h"
+#include "moeval/bench/bench_shape.h"
+#include "moeval/bench/ceilings.h"
+#include "moeval/kernels/device_info.h"
 
 namespace moeval::cli {
+namespace {
+
+struct BenchOptions {
+  std::string json_path;
+  std::string shapes = "all";
+  std::vector<std::int64_t> tokens = {1, 4, 16, 64, 256, 4096};
+  int repeats = 20;
+  int device = 0;
+  bool skip_cublas = false;
+};
+
+int run_bench(const BenchOptions& o, const std::string& command) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "moeval bench: no CUDA device; nothing was run.\n");
+    return 2;
+  }
+  if (o.device < 0 || o.device >= count) throw std::invalid_argument("--device " + std::to_string(o.device) + ": this machine has " + std::to_string(count));
+  kernels::check_cuda(cudaSetDevice(o.device), "cudaSetDevice");
+  cudaDeviceProp prop{};
+  kernels::check_cuda(cudaGetDeviceProperties(&prop, o.device), "cudaGetDeviceProperties");
+  bench::BenchRun run;
+  run.device = prop.name;
+  run.command = command;
+  run.ceilings = bench::measure_ceilings(o.repeats);
+  bench::CellOptions cell_options;
+  cell_options.repeats = o.repeats;
+  cell_options.with_cublas = !o.skip_cublas;
+  for (const bench::BenchShape& shape : bench::select_shapes(o.shapes)) {
+    bench::ShapeBench shape_bench(shape, cell_options);
+    for (std::int64_t m : o.tokens) {
+      run.cells.push_back(shape_bench.run(m, run.ceilings));
+      const bench::CellResult& c = run.cells.back();
+      std::fprintf(stderr, "  %s M=%lld: ours %.1f us, roofline %.1f us\n", c.shape.c_str(), static_cast<long long>(m),
+                   c.ours_s * 1e6, c.roofline_s * 1e6);
+    }
+  }
+  std::fputs(bench::format_table(run).c_str(), stdout);
+  if (!o.json_path.empty()) {
+    std::ofstream out(o.json_path);
+    out << bench::to_json(run).dump(2) << "\n";
+    if (!out) throw std::runtime_error("cannot write " + o.json_path);
+  }
+  return 0;
+}
+
+}  // namespace
 
 Runner add_bench_command(CLI::App& app) {
-  app.add_subcommand("bench", "Time our kernels against the cuBLAS reference path and the roofline");
-  return [] {
-    std::fprintf(stderr, "moeval bench: NOT YET IMPLEMENTED; nothing was run.\n");
-    return 1;
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand("bench", "Time our kernels against the cuBLAS reference path and the roofline");
+  cmd->add_option("--json", options->json_path, "Write the results as JSON to this file");
+  cmd->add_option("--shapes", options->shapes,
+                  "Comma-separated shapes: deepseek-v3-w13, deepseek-v3-w2, qwen3-30b-a3b-w13, mixtral-8x7b-w13, or all");
+  cmd->add_option("--tokens", options->tokens, "Token counts M (default 1 4 16 64 256 4096)")->delimiter(',');
+  cmd->add_option("--repeats", options->repeats, "Timed runs per measurement (median)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--device", options->device, "CUDA device index");
+  cmd->add_flag("--skip-cublas", options->skip_cublas, "Do not run the cuBLAS reference path");
+  return [options, cmd] {
+    std::string command = "moeval bench";
+    for (const auto& opt : cmd->get_options()) {
+      if (opt->count() > 0 && opt->get_name() != "--help") {
+        command += " " + opt->get_name();
+        for (const auto& r : opt->results()) command += " " + r;
+      }
+    }
+    return run_bench(*options, command);
   };
 }
 

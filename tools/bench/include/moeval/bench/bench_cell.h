@@ -1,0 +1,55 @@
+// One benchmark cell: a shape at a token count M, our WNA16 kernel vs the cuBLAS reference path
+// vs the roofline, on random int4 g128 bf16 weights and uniform routing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moeval/bench/bench_shape.h"
+#include "moeval/bench/ceilings.h"
+
+namespace moeval::bench {
+
+struct CellOptions {
+  int repeats = 20;      // timed runs per measurement (median); the cuBLAS path uses min(repeats, 5)
+  int warmup = 3;
+  bool with_cublas = true;
+  std::uint64_t seed = 1;
+};
+
+struct CellResult {
+  std::string shape;
+  std::int64_t tokens = 0;          // M
+  std::int64_t slots = 0;           // T = M·topk
+  int experts_touched = 0;
+  int block_size = 0;
+  double bytes = 0;                 // touched weights + scales + activations + outputs
+  double flops = 0;                 // 2·T·N·K
+  double floor_s = 0;               // bytes / copy bandwidth
+  double compute_s = 0;             // flops / dense bf16 rate
+  double roofline_s = 0;            // max of the two
+  double ours_s = 0;                // GEMM only (moe_align excluded)
+  double ours_with_align_s = 0;     // moe_align + GEMM
+  double cublas_s = -1;             // cuBLAS path (dequantize touched experts + GEMMs); -1: not run
+  double normwise_vs_cublas = -1;   // ‖ours − cuBLAS‖_F / ‖cuBLAS‖_F on the same weights; -1: not run
+};
+
+// Holds one shape's weights on the device (our WNA16 layout, and the cuBLAS path's unpacked
+// layout derived from it on the GPU) and times cells against them.
+class ShapeBench {
+ public:
+  ShapeBench(const BenchShape& shape, const CellOptions& options);
+  ~ShapeBench();
+  ShapeBench(const ShapeBench&) = delete;
+  ShapeBench& operator=(const ShapeBench&) = delete;
+
+  CellResult run(std::int64_t tokens, const Ceilings& ceilings);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace moeval::bench

@@ -1,0 +1,28 @@
+// The GEMM shapes `moeval bench` times: one MoE GEMM of a real model, int4 g128 bf16.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace moeval::bench {
+
+enum class GemmRole : std::uint8_t { w13, w2 };  // GEMM1 (A row = slot / topk) or GEMM2 (A row = slot, × weights)
+
+struct BenchShape {
+  std::string name;  // e.g. "deepseek-v3-w13"
+  int experts = 0;   // E
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  int topk = 1;
+  GemmRole role = GemmRole::w13;
+};
+
+// DeepSeek-V3 w13 and w2, Qwen3-30B-A3B w13, Mixtral-8x7B w13.
+const std::vector<BenchShape>& default_shapes();
+
+// Shapes named in a comma-separated list (names of default_shapes(), or "all"); throws
+// std::invalid_argument listing the known names for an unknown one.
+std::vector<BenchShape> select_shapes(const std::string& list);
+
+}  // namespace moeval::bench

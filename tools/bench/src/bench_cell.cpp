@@ -1,0 +1,206 @@
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "moeval/bench/bench_cell.h"
+#include "moeval/bench/device_fill.h"
+#include "moeval/bench/event_timer.h"
+#include "moeval/kernels/device_info.h"
+#include "moeval/kernels/moe_align.h"
+#include "moeval/kernels/moe_forward.h"
+#include "moeval/kernels/wna16_moe.h"
+#include "moeval/reference/cublas_path.h"
+
+namespace moeval::bench {
+namespace {
+
+constexpr int kGroup = 128;
+
+// A device allocation that frees itself; sized in elements of T.
+template <typename T>
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(std::size_t count) { kernels::check_cuda(cudaMalloc(&ptr_, std::max<std::size_t>(count, 1) * sizeof(T)), "cudaMalloc"); }
+  ~Buffer() { cudaFree(ptr_); }
+  Buffer(Buffer&& o) noexcept : ptr_(o.ptr_) { o.ptr_ = nullptr; }
+  Buffer& operator=(Buffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    return *this;
+  }
+  T* get() const { return ptr_; }
+
+ private:
+  T* ptr_ = nullptr;
+};
+
+template <typename T>
+Buffer<T> upload(const std::vector<T>& host) {
+  Buffer<T> b(host.size());
+  kernels::check_cuda(cudaMemcpy(b.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
+  return b;
+}
+
+float bf16_to_float(std::uint16_t bits) {
+  const std::uint32_t u = static_cast<std::uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+}  // namespace
+
+struct ShapeBench::State {
+  BenchShape shape;
+  CellOptions options;
+  cudaStream_t stream = nullptr;
+  std::int64_t groups = 0;
+  Buffer<std::uint8_t> qweight;   // [E, N, K/2]
+  Buffer<std::uint16_t> scales;   // [E, N, G]
+  Buffer<std::uint8_t> codes;     // [E, K, N] for the cuBLAS path
+  Buffer<std::uint16_t> scales_t; // [E, G, N]
+  std::unique_ptr<reference::CublasGemmPath> cublas;
+};
+
+ShapeBench::ShapeBench(const BenchShape& shape, const CellOptions& options) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.shape = shape;
+  s.options = options;
+  kernels::check_cuda(cudaStreamCreate(&s.stream), "cudaStreamCreate");
+  s.groups = shape.k / kGroup;
+  const std::int64_t E = shape.experts;
+  s.qweight = Buffer<std::uint8_t>(static_cast<std::size_t>(E * shape.n * shape.k / 2));
+  s.scales = Buffer<std::uint16_t>(static_cast<std::size_t>(E * shape.n * s.groups));
+  fill_random_bytes(s.qweight.get(), E * shape.n * shape.k / 2, options.seed, s.stream);
+  // Scales ~ 1/(8·√K) keep outputs O(1) for unit activations and codes − 8 in [−8, 7].
+  fill_random_bf16(s.scales.get(), E * shape.n * s.groups, static_cast<float>(1.0 / (8.0 * std::sqrt(double(shape.k)))),
+                   options.seed + 1, s.stream);
+  if (options.with_cublas) {
+    s.codes = Buffer<std::uint8_t>(static_cast<std::size_t>(E * shape.n * shape.k));
+    s.scales_t = Buffer<std::uint16_t>(static_cast<std::size_t>(E * shape.n * s.groups));
+    unpack_wna16_codes(s.qweight.get(), s.codes.get(), E, shape.n, shape.k, s.stream);
+    transpose_scales(s.scales.get(), s.scales_t.get(), E, shape.n, s.groups, s.stream);
+    int device = 0;
+    kernels::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    s.cublas = std::make_unique<reference::CublasGemmPath>(device);
+  }
+  kernels::check_cuda(cudaStreamSynchronize(s.stream), "weight generation");
+}
+
+ShapeBench::~ShapeBench() {
+  if (state_ && state_->stream) cudaStreamDestroy(state_->stream);
+}
+
+CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
+  State& s = *state_;
+  const BenchShape& sh = s.shape;
+  const std::int64_t slots = tokens * sh.topk;
+  const bool gemm1 = sh.role == GemmRole::w13;
+  const std::int64_t a_rows = gemm1 ? tokens : slots;
+
+  // Uniform routing: each token picks topk distinct experts uniformly; random routing weights.
+  std::mt19937_64 rng(s.options.seed * 7919 + static_cast<std::uint64_t>(tokens));
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(slots));
+  std::vector<float> weights(static_cast<std::size_t>(slots));
+  std::set<int> touched;
+  for (std::int64_t m = 0; m < tokens; ++m) {
+    std::set<int> chosen;
+    while (static_cast<int>(chosen.size()) < sh.topk) chosen.insert(static_cast<int>(rng() % static_cast<std::uint64_t>(sh.experts)));
+    int j = 0;
+    for (int e : chosen) {
+      ids[static_cast<std::size_t>(m * sh.topk + j)] = e;
+      weights[static_cast<std::size_t>(m * sh.topk + j)] = 0.5f / static_cast<float>(sh.topk) + 0.01f * static_cast<float>(j);
+      touched.insert(e);
+      ++j;
+    }
+  }
+  Buffer<std::int32_t> d_ids = upload(ids);
+  Buffer<float> d_weights = upload(weights);
+  Buffer<std::uint16_t> a(static_cast<std::size_t>(a_rows * sh.k));
+  fill_random_activations(a.get(), a_rows * sh.k, s.options.seed + 100 + static_cast<std::uint64_t>(tokens), s.stream);
+  Buffer<std::uint16_t> c(static_cast<std::size_t>(slots * sh.n));
+
+  const int block_size = kernels::choose_block_size({tokens, gemm1 ? sh.k : sh.n, gemm1 ? sh.n / 2 : sh.k, sh.experts, sh.topk});
+  const std::int64_t capacity = kernels::moe_align_sorted_capacity(slots, sh.experts, block_size);
+  Buffer<std::int32_t> sorted(static_cast<std::size_t>(capacity));
+  Buffer<std::int32_t> expert_ids(static_cast<std::size_t>(kernels::moe_align_block_capacity(slots, sh.experts, block_size)));
+  Buffer<std::int32_t> total(1);
+  const std::size_t align_bytes = kernels::moe_align_workspace_bytes(slots, sh.experts);
+  Buffer<std::uint8_t> align_ws(align_bytes);
+  kernels::MoeAlignArgs align;
+  align.topk_ids = d_ids.get();
+  align.num_slots = slots;
+  align.num_experts = sh.experts;
+  align.block_size = block_size;
+  align.sorted_token_ids = sorted.get();
+  align.expert_ids = expert_ids.get();
+  align.num_tokens_post_padded = total.get();
+  align.workspace = align_bytes ? align_ws.get() : nullptr;
+  align.workspace_bytes = align_bytes;
+  align.stream = s.stream;
+
+  kernels::Wna16MoeArgs gemm;
+  gemm.a = a.get();
+  gemm.c = c.get();
+  gemm.weights = {s.qweight.get(), s.scales.get(), nullptr, sh.experts, 4, kGroup};
+  gemm.blocks = {sorted.get(), expert_ids.get(), total.get(), capacity, block_size, slots};
+  gemm.shape = {sh.n, sh.k};
+  gemm.top_k = gemm1 ? sh.topk : 1;
+  gemm.dtype = kernels::ActDType::bf16;
+  gemm.topk_weights = d_weights.get();
+  gemm.mul_topk_weights = !gemm1;
+  gemm.stream = s.stream;
+
+  CellResult r;
+  r.shape = sh.name;
+  r.tokens = tokens;
+  r.slots = slots;
+  r.experts_touched = static_cast<int>(touched.size());
+  r.block_size = block_size;
+  const double per_expert = static_cast<double>(sh.n) * sh.k / 2 + static_cast<double>(sh.n) * s.groups * 2;
+  r.bytes = per_expert * r.experts_touched + 2.0 * a_rows * sh.k + 2.0 * slots * sh.n;
+  r.flops = 2.0 * slots * sh.n * sh.k;
+  r.floor_s = r.bytes / ceilings.copy_bytes_per_s;
+  r.compute_s = r.flops / ceilings.dense_flops_per_s;
+  r.roofline_s = std::max(r.floor_s, r.compute_s);
+
+  EventTimer timer(s.stream);
+  kernels::moe_align(align);
+  r.ours_s = timer.median_seconds([&] { kernels::wna16_moe(gemm); }, s.options.warmup, s.options.repeats);
+  r.ours_with_align_s = timer.median_seconds(
+      [&] {
+        kernels::moe_align(align);
+        kernels::wna16_moe(gemm);
+      },
+      s.options.warmup, s.options.repeats);
+
+  if (s.cublas) {
+    Buffer<std::uint16_t> ref(static_cast<std::size_t>(slots * sh.n));
+    reference::CublasGemmArgs args;
+    args.a = a.get();
+    args.a_rows = a_rows;
+    args.a_row_divisor = gemm1 ? sh.topk : 1;
+    args.mul_topk_weights = !gemm1;
+    args.w = {s.codes.get(), s.scales_t.get(), nullptr, nullptr, sh.experts, sh.k, sh.n, s.groups, 4, 8,
+              reference::Float16Kind::bf16};
+    args.routing = {d_ids.get(), d_weights.get(), nullptr, tokens, sh.topk, sh.experts};
+    args.out16 = ref.get();
+    r.cublas_s = timer.median_seconds([&] { s.cublas->run(args, s.stream); }, 1, std::min(s.options.repeats, 5));
+    std::vector<std::uint16_t> ours(static_cast<std::size_t>(slots * sh.n)), theirs(ours.size());
+    kernels::check_cuda(cudaMemcpy(ours.data(), c.get(), ours.size() * 2, cudaMemcpyDeviceToHost), "download ours");
+    kernels::check_cuda(cudaMemcpy(theirs.data(), ref.get(), theirs.size() * 2, cudaMemcpyDeviceToHost), "download cuBLAS");
+    double diff2 = 0, ref2 = 0;
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+      const double d = double(bf16_to_float(ours[i])) - bf16_to_float(theirs[i]);
+      diff2 += d * d;
+      ref2 += double(bf16_to_float(theirs[i])) * bf16_to_float(theirs[i]);
+    }
+    r.normwise_vs_cublas = ref2 > 0 ? std::sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0.0);
+  }
+  kernels::check_cuda(cudaStreamSynchronize(s.stream), "bench cell");
+  return r;
+}
+
+}  // namespace moeval::bench
