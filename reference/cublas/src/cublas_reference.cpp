@@ -44,6 +44,62 @@ Float16Kind float16_kind(DType dtype) {
   throw std::invalid_argument("float16_kind: dtype code " + std::to_string(int(dtype)) + " is not supported; allowed: fp16, bf16");
 }
 
+struct DeviceGemmCase::Buffers {
+  std::int64_t rows;
+  std::int64_t cols;
+  UploadedWeights weights;
+  DeviceArray<std::uint16_t> a;
+  DeviceArray<std::int32_t> ids;
+  DeviceArray<float> topk_weights;
+  DeviceArray<std::int32_t> expert_map;
+  DeviceArray<float> out_f32;
+  DeviceArray<std::uint16_t> out16;
+
+  explicit Buffers(const GemmCase& c)
+      : rows(c.routing.tokens * c.routing.topk),
+        cols(c.w.n),
+        weights(c.w),
+        a(c.a),
+        ids(c.routing.topk_ids),
+        topk_weights(c.routing.topk_weights),
+        expert_map(c.problem.expert_map),
+        out_f32(std::size_t(rows * cols)),
+        out16(std::size_t(rows * cols)) {}
+};
+
+DeviceGemmCase::DeviceGemmCase(const GemmCase& c, int device) : device_(device) {
+  kernels::DeviceGuard guard(device);
+  buffers_ = std::make_unique<Buffers>(c);
+  const Buffers& b = *buffers_;
+  const std::size_t out_elements = std::size_t(b.rows * b.cols);
+  if (out_elements > 0) {
+    kernels::check_cuda(cudaMemset(b.out_f32.get(), 0, out_elements * sizeof(float)), "zero out_f32");
+    kernels::check_cuda(cudaMemset(b.out16.get(), 0, out_elements * sizeof(std::uint16_t)), "zero out16");
+  }
+  args_.a = b.a.get();
+  args_.a_rows = c.shape.m;
+  args_.a_row_divisor = c.a_row_divisor;
+  args_.mul_topk_weights = c.mul_topk_weights;
+  args_.w = b.weights.view;
+  args_.routing = {b.ids.get(), b.topk_weights.get(), b.expert_map.get(), c.routing.tokens, c.routing.topk,
+                   c.problem.experts};
+  args_.out_f32 = b.out_f32.get();
+  args_.out16 = b.out16.get();
+}
+
+DeviceGemmCase::~DeviceGemmCase() {
+  int previous = 0;
+  cudaGetDevice(&previous);
+  cudaSetDevice(device_);  // the buffers belong to this device
+  buffers_.reset();
+  cudaSetDevice(previous);
+}
+
+CublasGemmResult DeviceGemmCase::download() const {
+  kernels::DeviceGuard guard(device_);
+  return CublasGemmResult{buffers_->rows, buffers_->cols, buffers_->out_f32.download(), buffers_->out16.download()};
+}
+
 std::vector<std::uint16_t> cublas_dequantize(const QuantizedWeights& w, int device) {
   kernels::DeviceGuard guard(device);
   const UploadedWeights uploaded(w);
@@ -53,34 +109,10 @@ std::vector<std::uint16_t> cublas_dequantize(const QuantizedWeights& w, int devi
 }
 
 CublasGemmResult cublas_reference_gemm(const GemmCase& c, int device) {
-  kernels::DeviceGuard guard(device);
-  const std::int64_t t_rows = c.routing.tokens * c.routing.topk;
-  CublasGemmResult result;
-  result.rows = t_rows;
-  result.cols = c.w.n;
-  if (t_rows == 0) return result;
-  const UploadedWeights weights(c.w);
-  const DeviceArray<std::uint16_t> a(c.a);
-  const DeviceArray<std::int32_t> ids(c.routing.topk_ids);
-  const DeviceArray<float> topk_weights(c.routing.topk_weights);
-  const DeviceArray<std::int32_t> expert_map(c.problem.expert_map);
-  DeviceArray<float> out_f32(std::size_t(t_rows * c.w.n));
-  DeviceArray<std::uint16_t> out16(std::size_t(t_rows * c.w.n));
-
-  CublasGemmArgs args;
-  args.a = a.get();
-  args.a_rows = c.shape.m;
-  args.a_row_divisor = c.a_row_divisor;
-  args.mul_topk_weights = c.mul_topk_weights;
-  args.w = weights.view;
-  args.routing = {ids.get(), topk_weights.get(), expert_map.get(), c.routing.tokens, c.routing.topk, c.problem.experts};
-  args.out_f32 = out_f32.get();
-  args.out16 = out16.get();
+  const DeviceGemmCase uploaded(c, device);
   CublasGemmPath path(device);
-  path.run(args, nullptr);
-  result.out_f32 = out_f32.download();
-  result.out16 = out16.download();
-  return result;
+  path.run(uploaded.args(), nullptr);
+  return uploaded.download();
 }
 
 }  // namespace moeval::reference

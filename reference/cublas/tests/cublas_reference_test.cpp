@@ -64,6 +64,24 @@ TEST(CublasReference, RepeatedRunsAreBitwiseIdentical) {
   EXPECT_EQ(first.out_f32, second.out_f32);
 }
 
+// The benchmark's use: one path, several cases of different sizes, a non-default stream. The
+// grow-only workspaces must not leak one case into the next.
+TEST(CublasReference, OnePathRunsCasesOfDifferentSizesOnAStream) {
+  MOEVAL_REQUIRE_GPUS(1);
+  const GemmCase small = build_gemm_case(testing::agreement_problem(ProblemKind::gemm1, {WeightType::uint4, 32}, 8));
+  const GemmCase large = build_gemm_case(testing::agreement_problem(ProblemKind::gemm2, {WeightType::uint4b8, 64, true}, 256));
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  reference::CublasGemmPath path(0);
+  for (const GemmCase* c : {&small, &large, &small, &large}) {
+    SCOPED_TRACE(c->problem.name());
+    const reference::DeviceGemmCase uploaded(*c, 0);
+    path.run(uploaded.args(), stream);
+    EXPECT_EQ(uploaded.download().out16, reference::cublas_reference_gemm(*c, 0).out16);
+  }
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
 TEST(CublasReference, NoTokensGiveAnEmptyResult) {
   MOEVAL_REQUIRE_GPUS(1);
   MoeProblem p = testing::agreement_problem(ProblemKind::gemm1, {}, 8);
