@@ -34,6 +34,11 @@ std::string show_element(const Array& a, const std::vector<T>& values, std::size
     return text;
   } else if constexpr (std::is_floating_point_v<T>) {
     return show(double(values[i]));
+  } else if constexpr (std::is_same_v<T, std::int32_t>) {
+    // int32 datasets are mostly packed words: the hex shows which nibble or byte moved.
+    char text[16];
+    std::snprintf(text, sizeof text, "0x%08x", unsigned(values[i]));
+    return std::to_string(values[i]) + " (" + text + ")";
   } else {
     return std::to_string(values[i]);
   }

@@ -1,0 +1,44 @@
+// The corpus check and update behind `moeval golden` (and the CPU tier of `moeval check`):
+// regenerate with the CPU reference, diff against the family files, rewrite atomically on update.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moeval/golden/corpus.h"
+#include "moeval/golden/diff.h"
+
+namespace moeval::golden {
+
+struct CorpusSelection {
+  std::vector<Family> families;  // empty: all
+  std::string case_name;         // empty: every case
+};
+
+struct FamilyReport {
+  Family family{};
+  std::filesystem::path path;
+  std::size_t cases = 0;                  // cases regenerated (and compared / written)
+  std::vector<Difference> differences;    // stored vs regenerated (for an update: what changed)
+  std::optional<std::string> error;       // the file could not be read (or, on update, written)
+  std::string stored_provenance;          // "written by <generator> at commit <hash> on <date>"
+  bool rewritten = false;                 // update only
+  int stale_temps_removed = 0;            // update only
+  double seconds = 0;
+};
+
+// Throws std::invalid_argument when selection.case_name names no case of the selected families.
+void require_known_case(const CorpusSelection& selection);
+
+// --check: per family, the differences between the file and the regenerated cases (only the
+// selected case when one is named; families without it are left out of the result).
+std::vector<FamilyReport> check_corpus(const std::filesystem::path& dir, const CorpusSelection& selection);
+
+// --update: rewrites each family file whose content would change (all of it, or only the selected
+// case, keeping the other stored cases); an unreadable file is replaced unless a single case was
+// selected. The differences say what changed.
+std::vector<FamilyReport> update_corpus(const std::filesystem::path& dir, const CorpusSelection& selection);
+
+}  // namespace moeval::golden

@@ -1,0 +1,129 @@
+#include "moeval/golden/check.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "moeval/golden/atomic_write.h"
+#include "moeval/golden/errors.h"
+#include "moeval/golden/generate.h"
+#include "moeval/golden/golden_file.h"
+#include "moeval/golden/loader.h"
+
+namespace moeval::golden {
+namespace {
+
+std::vector<Family> selected(const CorpusSelection& s) { return s.families.empty() ? all_families() : s.families; }
+
+std::vector<CaseRecord> regenerate(Family family, const CorpusSelection& s) {
+  if (s.case_name.empty()) return generate_family(family);
+  return generate_family(family, [&](const std::string& name) { return name == s.case_name; });
+}
+
+std::string describe(const Provenance& p) {
+  return "written by " + p.generator_version + " at commit " + p.git_commit.substr(0, 12) + " on " + p.date;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+FamilyReport check_family(Family family, const std::filesystem::path& path, const std::vector<CaseRecord>& regenerated,
+                          const CorpusSelection& s) {
+  FamilyReport report{family, path, regenerated.size()};
+  std::vector<CaseRecord> stored;
+  try {
+    const GoldenReader reader(path);
+    report.stored_provenance = describe(reader.provenance());
+    if (s.case_name.empty()) {
+      stored = reader.read_all();
+    } else if (reader.has_case(s.case_name)) {
+      stored.push_back(reader.read_case(s.case_name));
+    }
+  } catch (const GoldenError& e) {
+    report.error = e.what();
+    return report;
+  }
+  report.differences = diff_cases(stored, regenerated);
+  return report;
+}
+
+FamilyReport update_family(Family family, const std::filesystem::path& path, std::vector<CaseRecord> regenerated,
+                           const CorpusSelection& s) {
+  FamilyReport report{family, path, regenerated.size()};
+  report.stale_temps_removed = remove_stale_temps(path);
+  std::vector<CaseRecord> stored;
+  bool readable = false;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    try {
+      const GoldenReader reader(path);
+      report.stored_provenance = describe(reader.provenance());
+      stored = reader.read_all();
+      readable = true;
+    } catch (const GoldenError& e) {
+      if (!s.case_name.empty()) {
+        report.error = std::string(e.what()) + " (one case of an unreadable file cannot be updated; update the whole file)";
+        return report;
+      }
+    }
+  }
+  std::vector<CaseRecord> next = std::move(regenerated);
+  if (!s.case_name.empty()) {
+    std::vector<CaseRecord> merged = stored;
+    bool replaced = false;
+    for (CaseRecord& r : merged) {
+      if (r.name == s.case_name) r = next.front(), replaced = true;
+    }
+    if (!replaced) merged.push_back(next.front());
+    next = std::move(merged);
+  }
+  report.differences = diff_cases(stored, next);
+  if (readable && report.differences.empty()) return report;
+  try {
+    write_golden_file(path, current_provenance(), std::string(to_string(family)), next);
+    report.rewritten = true;
+  } catch (const GoldenError& e) {
+    report.error = e.what();
+  }
+  return report;
+}
+
+}  // namespace
+
+void require_known_case(const CorpusSelection& selection) {
+  if (selection.case_name.empty()) return;
+  for (Family f : selected(selection)) {
+    for (const MoeProblem& p : corpus(f)) {
+      if (p.name() == selection.case_name) return;
+    }
+  }
+  throw std::invalid_argument("golden case '" + selection.case_name + "' is not in the corpus of the selected families");
+}
+
+std::vector<FamilyReport> check_corpus(const std::filesystem::path& dir, const CorpusSelection& selection) {
+  require_known_case(selection);
+  std::vector<FamilyReport> reports;
+  for (Family family : selected(selection)) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<CaseRecord> regenerated = regenerate(family, selection);
+    if (!selection.case_name.empty() && regenerated.empty()) continue;
+    reports.push_back(check_family(family, family_path(dir, family), regenerated, selection));
+    reports.back().seconds = seconds_since(start);
+  }
+  return reports;
+}
+
+std::vector<FamilyReport> update_corpus(const std::filesystem::path& dir, const CorpusSelection& selection) {
+  require_known_case(selection);
+  std::vector<FamilyReport> reports;
+  for (Family family : selected(selection)) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<CaseRecord> regenerated = regenerate(family, selection);
+    if (!selection.case_name.empty() && regenerated.empty()) continue;
+    reports.push_back(update_family(family, family_path(dir, family), std::move(regenerated), selection));
+    reports.back().seconds = seconds_since(start);
+  }
+  return reports;
+}
+
+}  // namespace moeval::golden

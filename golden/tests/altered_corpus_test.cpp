@@ -1,0 +1,95 @@
+// A value altered in a committed golden file (a copy, edited with the HDF5 API) is caught by the
+// corpus check and named: case, dataset, index, stored vs regenerated.
+#include <gtest/gtest.h>
+
+#include <H5Cpp.h>
+
+#include "moeval/golden/check.h"
+#include "moeval/golden/golden_file.h"
+#include "moeval/golden/loader.h"
+#include "test_support.h"
+
+namespace moeval::golden {
+namespace {
+
+using testing::ScratchDir;
+
+// XORs `mask` into element `index` of an unsigned 8/16-bit dataset, in place.
+template <class T>
+void flip(const std::filesystem::path& file, const std::string& dataset, std::size_t index, T mask) {
+  H5::H5File f(file.string(), H5F_ACC_RDWR);
+  H5::DataSet ds = f.openDataSet(dataset);
+  const auto type = sizeof(T) == 1 ? H5::PredType::NATIVE_UINT8 : H5::PredType::NATIVE_UINT16;
+  std::vector<T> values(std::size_t(ds.getSpace().getSimpleExtentNpoints()));
+  ds.read(values.data(), type);
+  values.at(index) ^= mask;
+  ds.write(values.data(), type);
+}
+
+TEST(GoldenAlteredCorpus, FlippedCodeLayoutWordAndOutputAreEachNamed) {
+  ScratchDir dir("altered");
+  const auto committed = family_path(default_golden_dir(), Family::wna16);
+  const auto copy = family_path(dir.path(), Family::wna16);
+  std::filesystem::copy_file(committed, copy);
+  const std::string name = GoldenReader(copy).case_names().front();
+
+  flip<std::uint8_t>(copy, name + "/weights/codes", 5, 0x1);
+  flip<std::uint8_t>(copy, name + "/layouts/wna16/qweight", 0, 0x10);
+  flip<std::uint16_t>(copy, name + "/expected/y16", 3, 0x1);
+
+  const auto reports = check_corpus(dir.path(), {{Family::wna16}, name});
+  ASSERT_EQ(reports.size(), 1u);
+  ASSERT_FALSE(reports[0].error) << *reports[0].error;
+  std::map<std::string, Difference> by_dataset;
+  for (const Difference& d : reports[0].differences) by_dataset[d.dataset] = d;
+  ASSERT_EQ(by_dataset.size(), 3u);
+  for (const auto& [dataset, d] : by_dataset) {
+    EXPECT_EQ(d.case_name, name);
+    EXPECT_EQ(d.what, "value");
+    EXPECT_EQ(d.differing, 1);
+  }
+  const GemmShape shape = load_gemm_case(committed, name).gemm.shape;
+  // Element 5 of codes [E, K, N] and element 3 of y16 [rows, N], as multi-indices.
+  EXPECT_EQ(by_dataset.at("weights/codes").index, (std::vector<std::int64_t>{0, 5 / shape.n, 5 % shape.n}));
+  EXPECT_EQ(by_dataset.at("layouts/wna16/qweight").index, (std::vector<std::int64_t>{0, 0, 0}));
+  EXPECT_EQ(by_dataset.at("expected/y16").index, (std::vector<std::int64_t>{3 / shape.n, 3 % shape.n}));
+
+  // The untouched committed file is still identical.
+  const auto clean = check_corpus(default_golden_dir(), {{Family::wna16}, name});
+  ASSERT_EQ(clean.size(), 1u);
+  EXPECT_TRUE(clean[0].differences.empty());
+}
+
+TEST(GoldenAlteredCorpus, UnknownCaseIsRefused) {
+  EXPECT_THROW(check_corpus(default_golden_dir(), {{}, "no-such-case"}), std::invalid_argument);
+}
+
+TEST(GoldenAlteredCorpus, UpdateOfOneCaseRewritesOnlyThatCase) {
+  ScratchDir dir("update-one");
+  const auto copy = family_path(dir.path(), Family::wna16);
+  std::filesystem::copy_file(family_path(default_golden_dir(), Family::wna16), copy);
+  const std::vector<std::string> names = GoldenReader(copy).case_names();
+  flip<std::uint8_t>(copy, names[0] + "/weights/codes", 0, 0x1);
+  flip<std::uint8_t>(copy, names[1] + "/weights/codes", 0, 0x1);
+
+  const auto updated = update_corpus(dir.path(), {{Family::wna16}, names[0]});
+  ASSERT_EQ(updated.size(), 1u);
+  EXPECT_TRUE(updated[0].rewritten);
+  ASSERT_EQ(updated[0].differences.size(), 1u);  // what changed: the one repaired code
+  EXPECT_EQ(updated[0].differences[0].case_name, names[0]);
+
+  // names[0] is repaired, names[1] keeps its (altered) stored value, every other case is intact.
+  const auto after = check_corpus(dir.path(), {{Family::wna16}, ""});
+  ASSERT_EQ(after[0].differences.size(), 1u);
+  EXPECT_EQ(after[0].differences[0].case_name, names[1]);
+  EXPECT_EQ(GoldenReader(copy).case_names(), names);
+
+  // A whole-file update repairs the rest; a second one finds nothing to do.
+  EXPECT_TRUE(update_corpus(dir.path(), {{Family::wna16}, ""})[0].rewritten);
+  const auto again = update_corpus(dir.path(), {{Family::wna16}, ""});
+  EXPECT_FALSE(again[0].rewritten);
+  EXPECT_TRUE(again[0].differences.empty());
+}
+
+}  // namespace
+}  // namespace moeval::golden
