@@ -1,6 +1,7 @@
 #include "moeval/golden/case_codec.h"
 
 #include "moeval/fixtures/errors.h"
+#include "moeval/fixtures/layouts/logical_check.h"
 #include "moeval/fixtures/quantize.h"
 #include "problem_attributes.h"
 #include "record_fields.h"
@@ -60,9 +61,22 @@ QuantizedWeights get_weights(const RecordFields& f, const std::string& p, const 
   w.g_idx = f.array<std::int32_t>(p + "g_idx", {w.experts, w.k});
   if (w.scheme.act_order) w.perm = f.array<std::int32_t>(p + "perm", {w.experts, w.k});
   try {
+    // Codes and zero points in range, g_idx in [0, G) (and k / group without act-order).
+    layouts::check_logical(w, "golden");
     dequantize(w);  // the recipe's 16-bit weights: what the reference multiplied
   } catch (const InvalidProblem& e) {
-    throw f.error("datasets " + p + "*", std::string("cannot be dequantized: ") + e.what());
+    throw f.error("datasets " + p + "*", std::string("are not valid quantized weights: ") + e.what());
+  }
+  for (std::int64_t e = 0; e < w.experts && !w.perm.empty(); ++e) {
+    std::vector<bool> seen(std::size_t(w.k), false);
+    for (std::int64_t j = 0; j < w.k; ++j) {
+      const std::int32_t row = w.perm[std::size_t(e * w.k + j)];
+      if (row < 0 || row >= w.k || seen[std::size_t(row)]) {
+        throw f.error("dataset " + p + "perm", "expert " + std::to_string(e) + " is not a permutation of 0..K-1 (entry " +
+                                                   std::to_string(j) + " = " + std::to_string(row) + ")");
+      }
+      seen[std::size_t(row)] = true;
+    }
   }
   return w;
 }
@@ -170,7 +184,7 @@ GoldenLayerCase decode_layer_case(const CaseRecord& record, const std::filesyste
   c.x = f.array<std::uint16_t>("inputs/x", {p.tokens, p.hidden}, act);
   c.routing = get_routing(f, p);
   c.w13 = get_weights(f, "weights/w13/", p, p.gemm1());
-  c.w2 = get_weights(f, "weights/w2/", p, GemmShape{p.tokens * p.topk, p.hidden, p.inter});
+  c.w2 = get_weights(f, "weights/w2/", p, p.gemm2());
   const std::int64_t rows = p.tokens * p.topk;
   out.expected.gemm1 = get_expected(f, "expected/gemm1/", "gemm1", rows, 2 * p.inter, act);
   out.expected.act = get_expected(f, "expected/act/", "act", rows, p.inter, act);

@@ -83,9 +83,9 @@ std::vector<MoeProblem> exact_cases(std::int64_t n, std::uint64_t seed0) {
 }
 
 // Routing and expert-count coverage at tiny K·N: E ∈ {1, 8, 64, 256, 512}, topk up to 8, every
-// routing kind, empty experts, an expert map, M = 1. With `full_weights` the E = 64 and E = 256
-// cases hold every expert's weights; otherwise they are expert-parallel with 16 local experts
-// (keeps Marlin's N = 64 tiles small).
+// routing kind, empty experts, an expert map, M = 1 and M = 0. With `full_weights` the E = 64 and
+// E = 256 cases hold every expert's weights; otherwise they are expert-parallel with 16 local
+// experts (keeps Marlin's N = 64 tiles small).
 std::vector<MoeProblem> routing_cases(std::int64_t n, bool full_weights, std::uint64_t seed0) {
   const QuantScheme s{WeightType::uint4b8, 32, false, true, DType::bf16};
   std::vector<MoeProblem> out;
@@ -101,6 +101,7 @@ std::vector<MoeProblem> routing_cases(std::int64_t n, bool full_weights, std::ui
   };
   add(1, 3, 1, {RoutingKind::softmax_topk});
   add(8, 1, 2, {RoutingKind::softmax_topk, false});  // M = 1, raw (not renormalised) softmax weights
+  add(8, 0, 2, {RoutingKind::uniform}, ProblemKind::gemm2);  // M = 0: an empty batch touches nothing
   add(8, 16, 2, {RoutingKind::zipf, true, 1.2}, ProblemKind::gemm2);
   add(16, 12, 2, {RoutingKind::empty_experts, true, 1.2, 6});
   add(16, 8, 4, {RoutingKind::all_to_one}, ProblemKind::gemm2);
