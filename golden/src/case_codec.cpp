@@ -38,7 +38,8 @@ void put_expected(CaseRecord& r, const std::string& p, const std::string& tag, c
   r.attributes[tag + "_reduction_length"] = o.reduction_length;
 }
 
-void put_layouts(CaseRecord& r, const std::string& gemm_tag, const QuantizedWeights& w, std::span<const Layout> layouts) {
+void put_layouts(CaseRecord& r, const std::string& gemm_tag, const QuantizedWeights& w,
+                 std::span<const Layout> layouts) {
   for (Layout layout : layouts) {
     const std::string name(to_string(layout));
     const std::string prefix = "layouts/" + name + "/" + (gemm_tag.empty() ? "" : gemm_tag + "/");
@@ -72,8 +73,9 @@ QuantizedWeights get_weights(const RecordFields& f, const std::string& p, const 
     for (std::int64_t j = 0; j < w.k; ++j) {
       const std::int32_t row = w.perm[std::size_t(e * w.k + j)];
       if (row < 0 || row >= w.k || seen[std::size_t(row)]) {
-        throw f.error("dataset " + p + "perm", "expert " + std::to_string(e) + " is not a permutation of 0..K-1 (entry " +
-                                                   std::to_string(j) + " = " + std::to_string(row) + ")");
+        throw f.error("dataset " + p + "perm", "expert " + std::to_string(e) +
+                                                   " is not a permutation of 0..K-1 (entry " + std::to_string(j) +
+                                                   " = " + std::to_string(row) + ")");
       }
       seen[std::size_t(row)] = true;
     }
@@ -90,8 +92,8 @@ Routing get_routing(const RecordFields& f, const MoeProblem& problem) {
   for (std::size_t i = 0; i < routing.topk_ids.size(); ++i) {
     if (routing.topk_ids[i] < 0 || routing.topk_ids[i] >= problem.experts) {
       throw f.error("dataset routing/topk_ids", "element " + std::to_string(i) + " = " +
-                                                    std::to_string(routing.topk_ids[i]) + " is outside [0, E = " +
-                                                    std::to_string(problem.experts) + ")");
+                                                    std::to_string(routing.topk_ids[i]) +
+                                                    " is outside [0, E = " + std::to_string(problem.experts) + ")");
     }
   }
   return routing;
@@ -179,7 +181,8 @@ GoldenLayerCase decode_layer_case(const CaseRecord& record, const std::filesyste
   LayerCase& c = out.layer;
   c.problem = get_problem(f);
   const MoeProblem& p = c.problem;
-  if (p.kind != ProblemKind::layer) throw f.error("attribute kind", "is '" + f.text("kind") + "'; this loader reads layer cases");
+  if (p.kind != ProblemKind::layer)
+    throw f.error("attribute kind", "is '" + f.text("kind") + "'; this loader reads layer cases");
   const DType act = p.scheme.act;
   c.x = f.array<std::uint16_t>("inputs/x", {p.tokens, p.hidden}, act);
   c.routing = get_routing(f, p);

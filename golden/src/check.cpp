@@ -62,7 +62,8 @@ FamilyReport update_family(Family family, const std::filesystem::path& path, std
       readable = true;
     } catch (const GoldenError& e) {
       if (!s.case_name.empty()) {
-        report.error = std::string(e.what()) + " (one case of an unreadable file cannot be updated; update the whole file)";
+        report.error =
+            std::string(e.what()) + " (one case of an unreadable file cannot be updated; update the whole file)";
         return report;
       }
     }
@@ -97,7 +98,8 @@ void require_known_case(const CorpusSelection& selection) {
       if (p.name() == selection.case_name) return;
     }
   }
-  throw std::invalid_argument("golden case '" + selection.case_name + "' is not in the corpus of the selected families");
+  throw std::invalid_argument("golden case '" + selection.case_name +
+                              "' is not in the corpus of the selected families");
 }
 
 std::vector<FamilyReport> check_corpus(const std::filesystem::path& dir, const CorpusSelection& selection) {

@@ -100,12 +100,13 @@ std::vector<MoeProblem> routing_cases(std::int64_t n, bool full_weights, std::ui
     out.push_back(p);
   };
   add(1, 3, 1, {RoutingKind::softmax_topk});
-  add(8, 1, 2, {RoutingKind::softmax_topk, false});  // M = 1, raw (not renormalised) softmax weights
+  add(8, 1, 2, {RoutingKind::softmax_topk, false});          // M = 1, raw (not renormalised) softmax weights
   add(8, 0, 2, {RoutingKind::uniform}, ProblemKind::gemm2);  // M = 0: an empty batch touches nothing
   add(8, 16, 2, {RoutingKind::zipf, true, 1.2}, ProblemKind::gemm2);
   add(16, 12, 2, {RoutingKind::empty_experts, true, 1.2, 6});
   add(16, 8, 4, {RoutingKind::all_to_one}, ProblemKind::gemm2);
-  for (const auto& [experts, tokens, kind] : {std::tuple{64, 16, ProblemKind::gemm1}, std::tuple{256, 8, ProblemKind::gemm2}}) {
+  for (const auto& [experts, tokens, kind] :
+       {std::tuple{64, 16, ProblemKind::gemm1}, std::tuple{256, 8, ProblemKind::gemm2}}) {
     add(experts, tokens, 8, {RoutingKind::uniform}, kind);
     if (full_weights) continue;
     // 16 local experts spread over the id range: 0, E/16, ..., 15·E/16 (E = 256: 0, 16, ..., 240).
@@ -129,7 +130,8 @@ std::vector<MoeProblem> routing_cases(std::int64_t n, bool full_weights, std::ui
 std::vector<MoeProblem> layer_cases() {
   std::vector<MoeProblem> out;
   std::uint64_t seed = 4000;
-  auto add = [&](QuantScheme s, std::int64_t experts, std::int64_t tokens, std::int64_t topk, Tier tier = Tier::bounded) {
+  auto add = [&](QuantScheme s, std::int64_t experts, std::int64_t tokens, std::int64_t topk,
+                 Tier tier = Tier::bounded) {
     MoeProblem p;
     p.kind = ProblemKind::layer;
     p.scheme = s;
@@ -184,7 +186,8 @@ Family parse_family(std::string_view text) {
   for (Family f : all_families()) {
     if (to_string(f) == text) return f;
   }
-  throw std::invalid_argument("golden family '" + std::string(text) + "' is unknown; allowed: wna16, marlin, layouts, layer");
+  throw std::invalid_argument("golden family '" + std::string(text) +
+                              "' is unknown; allowed: wna16, marlin, layouts, layer");
 }
 
 std::string file_name(Family family) { return std::string(to_string(family)) + ".h5"; }
@@ -219,7 +222,8 @@ std::vector<MoeProblem> corpus(Family family) {
       append(out, scheme_matrix(false, 2, 16, 3000));
       append(out, scheme_matrix(true, 2, 16, 3100));
       // K and N not multiples of the pack factor: only compressed-tensors (ceil packing) applies.
-      MoeProblem odd = gemm_problem(ProblemKind::gemm2, 36, 20, {WeightType::uint4, kChannelwise, false, true, DType::bf16}, 3200);
+      MoeProblem odd =
+          gemm_problem(ProblemKind::gemm2, 36, 20, {WeightType::uint4, kChannelwise, false, true, DType::bf16}, 3200);
       odd.experts = 3;
       odd.tokens = 4;
       odd.topk = 2;

@@ -133,7 +133,8 @@ std::vector<Difference> diff_case(const CaseRecord& stored, const CaseRecord& re
     const Array& s = it->second.array;
     const Array& r = regen.array;
     if (s.type() != r.type()) {
-      out.push_back(Difference{name, path, "type", {}, std::string(to_string(s.type())), std::string(to_string(r.type()))});
+      out.push_back(
+          Difference{name, path, "type", {}, std::string(to_string(s.type())), std::string(to_string(r.type()))});
     } else if (s.shape != r.shape) {
       out.push_back(Difference{name, path, "shape", {}, show_shape(s.shape), show_shape(r.shape)});
     } else if (s.float16 != r.float16) {

@@ -48,7 +48,8 @@ std::vector<CaseRecord> generate_family(Family family, const std::function<bool(
   for (const MoeProblem& problem : corpus(family)) {
     const std::string name = problem.name();
     if (!names.insert(name).second) {
-      throw std::logic_error("golden corpus: family " + std::string(to_string(family)) + " has two cases named " + name);
+      throw std::logic_error("golden corpus: family " + std::string(to_string(family)) + " has two cases named " +
+                             name);
     }
     if (!select || select(name)) out.push_back(generate_case(family, problem));
   }

@@ -16,9 +16,10 @@ void check_schema(const H5Group& root) {
   const auto* v = std::get_if<std::int64_t>(&version);
   if (!v || *v != kSchemaVersion) {
     const std::string found = v ? std::to_string(*v) : std::string("a non-integer");
-    throw golden_error(root.file(), "/", "schema_version is " + found + " but this build reads version " +
-                                             std::to_string(kSchemaVersion) +
-                                             "; regenerate with `moeval golden --update` or use the moeval that wrote it");
+    throw golden_error(root.file(), "/",
+                       "schema_version is " + found + " but this build reads version " +
+                           std::to_string(kSchemaVersion) +
+                           "; regenerate with `moeval golden --update` or use the moeval that wrote it");
   }
 }
 

@@ -175,8 +175,9 @@ std::vector<std::string> H5Group::datasets() const {
 void H5Group::write_array(std::string_view name, const Array& array) const {
   const std::string path = where(name);
   if (std::int64_t(array.size()) != element_count(array.shape)) {
-    throw golden_error(file(), path, "array holds " + std::to_string(array.size()) + " values for a shape of " +
-                                         std::to_string(element_count(array.shape)) + " elements");
+    throw golden_error(file(), path,
+                       "array holds " + std::to_string(array.size()) + " values for a shape of " +
+                           std::to_string(element_count(array.shape)) + " elements");
   }
   if (has_child(name)) throw golden_error(file(), path, "already exists; every name is written once");
   guarded(file(), path, [&] {
@@ -212,8 +213,9 @@ Array H5Group::read_array(std::string_view name) const {
     H5::DataSet ds = node_->group.openDataSet(std::string(name));
     ElementType type{};
     if (!element_type_of(ds.getDataType(), type)) {
-      throw golden_error(file(), path, "has an element type outside the schema; allowed: uint8, uint16, int32, "
-                                       "float32, float64");
+      throw golden_error(file(), path,
+                         "has an element type outside the schema; allowed: uint8, uint16, int32, "
+                         "float32, float64");
     }
     const H5::DataSpace space = ds.getSpace();
     const int rank = space.getSimpleExtentNdims();
@@ -349,13 +351,16 @@ H5File H5File::open_read(const std::filesystem::path& path) {
     std::string innermost;
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keep_innermost, &innermost);
     H5Eclear2(H5E_DEFAULT);
-    throw golden_error(path, "", "cannot be opened (corrupt or truncated): HDF5 error: " +
-                                     (innermost.empty() ? std::string("H5Fopen failed") : innermost));
+    throw golden_error(path, "",
+                       "cannot be opened (corrupt or truncated): HDF5 error: " +
+                           (innermost.empty() ? std::string("H5Fopen failed") : innermost));
   }
   H5Fclose(probe);
   // Default (weak) close degree: two readers of one file share HDF5's open file, and closing one
   // must not invalidate the other's objects.
-  return guarded(path, "", [&] { return H5File(std::make_shared<State>(State{path, H5::H5File(path.string(), H5F_ACC_RDONLY)})); });
+  return guarded(path, "", [&] {
+    return H5File(std::make_shared<State>(State{path, H5::H5File(path.string(), H5F_ACC_RDONLY)}));
+  });
 }
 
 H5Group H5File::root() const {

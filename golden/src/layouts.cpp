@@ -35,7 +35,8 @@ void add_marlin(CaseRecord& r, const std::string& p, const std::string& tag, con
   const std::int64_t g = w.groups();
   put(r, p + "qweight", make_array<std::int32_t>({w.experts, w.k / 16, w.n * 16 / pf}, as_int32(packed.qweight)));
   put(r, p + "scales", make_array<std::uint16_t>({w.experts, g, w.n}, packed.scales, w.scheme.act));
-  if (!packed.zeros.empty()) put(r, p + "zeros", make_array<std::int32_t>({w.experts, g, w.n / pf}, as_int32(packed.zeros)));
+  if (!packed.zeros.empty())
+    put(r, p + "zeros", make_array<std::int32_t>({w.experts, g, w.n / pf}, as_int32(packed.zeros)));
   if (!packed.g_idx.empty()) put(r, p + "g_idx", make_array<std::int32_t>({w.experts, w.k}, packed.g_idx));
   if (!packed.perm.empty()) put(r, p + "perm", make_array<std::int32_t>({w.experts, w.k}, packed.perm));
   r.attributes[tag + "_scale_order"] = std::string(layouts::to_string(packed.scale_order));
@@ -70,7 +71,8 @@ void add_compressed_tensors(CaseRecord& r, const std::string& p, const Quantized
     put(r, p + "weight_zero_point",
         make_array<std::int32_t>({w.experts, (w.n * bits + 31) / 32, g}, as_int32(packed.weight_zero_point)));
   }
-  if (!packed.weight_g_idx.empty()) put(r, p + "weight_g_idx", make_array<std::int32_t>({w.experts, w.k}, packed.weight_g_idx));
+  if (!packed.weight_g_idx.empty())
+    put(r, p + "weight_g_idx", make_array<std::int32_t>({w.experts, w.k}, packed.weight_g_idx));
   put(r, p + "weight_shape",
       make_array<std::int32_t>({2}, {std::int32_t(packed.weight_shape[0]), std::int32_t(packed.weight_shape[1])}));
 }

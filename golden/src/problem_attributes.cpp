@@ -55,14 +55,15 @@ MoeProblem get_problem(const RecordFields& f) {
   p.topk = f.integer("topk");
   p.hidden = f.integer("hidden");
   p.inter = f.integer("inter");
-  p.scheme.type = parse_enum(f, "weight_type", {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128,
-                                                WeightType::uint8});
+  p.scheme.type =
+      parse_enum(f, "weight_type", {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128, WeightType::uint8});
   p.scheme.group_size = int(f.integer("group_size"));
   p.scheme.act_order = f.flag("act_order");
   p.scheme.is_k_full = f.flag("is_k_full");
   p.scheme.act = parse_enum(f, "act_dtype", {DType::f16, DType::bf16});
-  p.routing.kind = parse_enum(f, "routing_kind", {RoutingKind::softmax_topk, RoutingKind::uniform, RoutingKind::zipf,
-                                                  RoutingKind::all_to_one, RoutingKind::empty_experts});
+  p.routing.kind = parse_enum(f, "routing_kind",
+                              {RoutingKind::softmax_topk, RoutingKind::uniform, RoutingKind::zipf,
+                               RoutingKind::all_to_one, RoutingKind::empty_experts});
   p.routing.renormalize = f.flag("routing_renormalize");
   p.routing.zipf_exponent = f.real("routing_zipf_exponent");
   p.routing.empty_experts = f.integer("routing_empty_experts");
@@ -78,8 +79,10 @@ MoeProblem get_problem(const RecordFields& f) {
     throw f.error("problem", std::string("is not a valid problem: ") + e.what());
   }
   if (p.name() != f.text("problem_name")) {
-    throw f.error("attribute problem_name", "'" + f.text("problem_name") + "' does not match the attributes, which "
-                                            "describe '" + p.name() + "'");
+    throw f.error("attribute problem_name", "'" + f.text("problem_name") +
+                                                "' does not match the attributes, which "
+                                                "describe '" +
+                                                p.name() + "'");
   }
   return p;
 }

@@ -11,7 +11,8 @@ std::pair<H5Group, std::string> parent_of(const H5Group& root, const std::string
   std::size_t start = 0;
   for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', start)) {
     const std::string part = path.substr(start, slash - start);
-    if (part.empty()) throw golden_error(root.file(), root.object_path(), "dataset path '" + path + "' has an empty part");
+    if (part.empty())
+      throw golden_error(root.file(), root.object_path(), "dataset path '" + path + "' has an empty part");
     group = group.has_child(part) ? group.group(part) : group.create_group(part);
     start = slash + 1;
   }

@@ -1,8 +1,7 @@
 // A value altered in a committed golden file (a copy, edited with the HDF5 API) is caught by the
 // corpus check and named: case, dataset, index, stored vs regenerated.
-#include <gtest/gtest.h>
-
 #include <H5Cpp.h>
+#include <gtest/gtest.h>
 
 #include "moeval/golden/check.h"
 #include "moeval/golden/golden_file.h"

@@ -2,7 +2,6 @@
 // no temp file behind; a killed writer leaves the old file intact and a stale temp file that the
 // next update removes.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,7 +35,8 @@ void expect_old_file(const std::filesystem::path& path) {
   ASSERT_EQ(reader.case_names(), (std::vector<std::string>{"old"}));
   const CaseRecord stored = reader.read_case("old");
   EXPECT_EQ(stored.attributes, sample_record("old").attributes);
-  EXPECT_EQ(stored.datasets.at("weights/codes").array.data, sample_record("old").datasets.at("weights/codes").array.data);
+  EXPECT_EQ(stored.datasets.at("weights/codes").array.data,
+            sample_record("old").datasets.at("weights/codes").array.data);
 }
 
 TEST(GoldenAtomicUpdate, WriterThatThrowsMidwayLeavesOldFileAndNoTemp) {
@@ -48,12 +48,12 @@ TEST(GoldenAtomicUpdate, WriterThatThrowsMidwayLeavesOldFileAndNoTemp) {
   for (int stop_after : {1, 3, 8}) {
     SCOPED_TRACE(stop_after);
     int written = 0;
-    EXPECT_THROW(write_golden_file(target, current_provenance(), "unit",
-                                   {sample_record("new-1", 1), sample_record("new-2", 2)},
-                                   [&] {
-                                     if (++written == stop_after) throw Interrupted();
-                                   }),
-                 Interrupted);
+    EXPECT_THROW(
+        write_golden_file(target, current_provenance(), "unit", {sample_record("new-1", 1), sample_record("new-2", 2)},
+                          [&] {
+                            if (++written == stop_after) throw Interrupted();
+                          }),
+        Interrupted);
     EXPECT_EQ(written, stop_after);  // it really stopped midway (each record has 6 datasets)
     EXPECT_EQ(files_in(dir.path()), (std::vector<std::filesystem::path>{"family.h5"}));
     EXPECT_EQ(std::filesystem::file_size(target), old_size);

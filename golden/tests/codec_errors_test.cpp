@@ -56,8 +56,9 @@ TEST_F(GoldenCodecErrors, MistypedAttributeIsNamed) {
 
 TEST_F(GoldenCodecErrors, UnknownEnumNameListsTheAllowedOnes) {
   record.attributes["weight_type"] = std::string("uint3");
-  expect_contains(decode_error(record), prefix + "attribute weight_type: 'uint3' is unknown; allowed: uint4b8, uint4, "
-                                                 "uint8b128, uint8");
+  expect_contains(decode_error(record), prefix +
+                                            "attribute weight_type: 'uint3' is unknown; allowed: uint4b8, uint4, "
+                                            "uint8b128, uint8");
 }
 
 TEST_F(GoldenCodecErrors, InvalidProblemIsRefusedWithTheFixturesReason) {
@@ -75,7 +76,8 @@ TEST_F(GoldenCodecErrors, WrongShapeTypeAndDtypeAreNamed) {
   shape.datasets.at("inputs/a").array.shape = {1, 192};
   expect_contains(decode_error(shape), prefix + "dataset inputs/a: has shape [1, 192], expected [3, 64]");
   CaseRecord type = record;
-  type.datasets.at("weights/codes").array = make_array<std::int32_t>({4, 64, 32}, std::vector<std::int32_t>(4 * 64 * 32));
+  type.datasets.at("weights/codes").array =
+      make_array<std::int32_t>({4, 64, 32}, std::vector<std::int32_t>(4 * 64 * 32));
   expect_contains(decode_error(type), prefix + "dataset weights/codes: holds int32, expected uint8");
   CaseRecord dtype = record;
   dtype.datasets.at("weights/scales").array.float16 = DType::bf16;
@@ -109,7 +111,8 @@ TEST_F(GoldenCodecErrors, PermThatIsNotAPermutationIsNamed) {
   auto& perm = std::get<std::vector<std::int32_t>>(act_order.datasets.at("weights/perm").array.data);
   perm[64 + 1] = perm[64];  // expert 1 lists one row twice
   const std::string prefix_ao = "golden file 'stored.h5', case '" + p.name() + "', ";
-  expect_contains(decode_error(act_order), prefix_ao + "dataset weights/perm: expert 1 is not a permutation of 0..K-1 (entry 1");
+  expect_contains(decode_error(act_order),
+                  prefix_ao + "dataset weights/perm: expert 1 is not a permutation of 0..K-1 (entry 1");
 }
 
 TEST_F(GoldenCodecErrors, LayerCaseIsNotAGemmCase) {

@@ -1,13 +1,13 @@
 // The diff names every kind of difference (case, dataset, index, stored vs regenerated), applies
 // the fp64 relative rule only where the regenerating code asks for it, and stays silent on equality.
-#include <gtest/gtest.h>
+#include "moeval/golden/diff.h"
 
 #include <H5Cpp.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "moeval/golden/diff.h"
 #include "moeval/golden/golden_file.h"
 #include "test_support.h"
 
@@ -17,7 +17,9 @@ namespace {
 using testing::sample_record;
 using testing::ScratchDir;
 
-std::vector<double>& y_of(CaseRecord& r) { return std::get<std::vector<double>>(r.datasets.at("expected/y").array.data); }
+std::vector<double>& y_of(CaseRecord& r) {
+  return std::get<std::vector<double>>(r.datasets.at("expected/y").array.data);
+}
 
 TEST(GoldenDiff, IdenticalRecordsHaveNoDifference) {
   EXPECT_TRUE(diff_case(sample_record("c"), sample_record("c")).empty());

@@ -1,8 +1,7 @@
 // Missing, corrupt, truncated and wrong-schema files each give one GoldenError that names the file
 // and says what is wrong (and HDF5 prints nothing of its own).
-#include <gtest/gtest.h>
-
 #include <H5Cpp.h>
+#include <gtest/gtest.h>
 
 #include <fstream>
 
@@ -104,7 +103,8 @@ TEST(GoldenFileErrors, MissingCaseAndWrongDatasetTypeAreNamed) {
     H5::H5File f(std::string(dir / "c.h5"), H5F_ACC_RDWR);
     const hsize_t n = 2;
     const long long values[2] = {1, 2};
-    f.openGroup("case-a").createDataSet("odd", H5::PredType::STD_I64LE, H5::DataSpace(1, &n))
+    f.openGroup("case-a")
+        .createDataSet("odd", H5::PredType::STD_I64LE, H5::DataSpace(1, &n))
         .write(values, H5::PredType::NATIVE_LLONG);
   }
   const std::string message = open_error(dir / "c.h5");

@@ -46,8 +46,8 @@ TEST(GoldenH5, EveryElementTypeAttributeAndEmptyDatasetRoundTrips) {
 TEST(GoldenH5, ProvenanceIsAFullCommitHashOrUnknownAndAnIsoDate) {
   const Provenance p = current_provenance();
   // A source tree without .git (a release tarball) honestly says "unknown".
-  const bool hash = p.git_commit.size() == 40 &&
-                    p.git_commit.find_first_not_of("0123456789abcdef") == std::string::npos;
+  const bool hash =
+      p.git_commit.size() == 40 && p.git_commit.find_first_not_of("0123456789abcdef") == std::string::npos;
   EXPECT_TRUE(hash || p.git_commit == "unknown") << p.git_commit;
   ASSERT_EQ(p.date.size(), 20u) << p.date;  // e.g. 2026-11-29T17:00:00Z
   EXPECT_EQ(p.date[10], 'T');

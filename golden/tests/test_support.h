@@ -14,8 +14,7 @@ namespace moeval::golden::testing {
 class ScratchDir {
  public:
   explicit ScratchDir(const std::string& tag)
-      : path_(std::filesystem::temp_directory_path() /
-              ("moeval-golden-" + tag + "-" + std::to_string(::getpid()))) {
+      : path_(std::filesystem::temp_directory_path() / ("moeval-golden-" + tag + "-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -41,8 +40,8 @@ inline CaseRecord sample_record(const std::string& name, int salt = 0) {
   r.attributes["zipf_exponent"] = 1.25 + salt;
   r.attributes["scheme"] = std::string("uint4b8-g32-bf16");
   r.datasets["weights/codes"] = {make_array<std::uint8_t>({2, 3}, {0, 1, 2, 13, 14, std::uint8_t(15 - salt)})};
-  r.datasets["inputs/a"] = {make_array<std::uint16_t>({2, 2}, {0x3f80, 0xbf80, 0x0000, std::uint16_t(0x4000 + salt)},
-                                                      DType::bf16)};
+  r.datasets["inputs/a"] = {
+      make_array<std::uint16_t>({2, 2}, {0x3f80, 0xbf80, 0x0000, std::uint16_t(0x4000 + salt)}, DType::bf16)};
   r.datasets["routing/topk_ids"] = {make_array<std::int32_t>({3}, {0, -1, 7 + salt})};
   r.datasets["routing/topk_weights"] = {make_array<float>({3}, {0.5f, 0.25f, 0.125f + float(salt)})};
   r.datasets["expected/y"] = {make_array<double>({2, 2}, {1.0, -2.5, 1e-300, 3.0 + salt}), Compare::fp64_relative};

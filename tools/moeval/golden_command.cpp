@@ -24,7 +24,8 @@ struct GoldenOptions {
 };
 
 void print_differences(const std::vector<golden::Difference>& diffs, std::size_t max_lines) {
-  for (std::size_t i = 0; i < diffs.size() && i < max_lines; ++i) std::printf("    %s\n", golden::format(diffs[i]).c_str());
+  for (std::size_t i = 0; i < diffs.size() && i < max_lines; ++i)
+    std::printf("    %s\n", golden::format(diffs[i]).c_str());
   if (diffs.size() > max_lines) std::printf("    ... and %zu more\n", diffs.size() - max_lines);
 }
 
@@ -66,7 +67,8 @@ int run_golden(const GoldenOptions& o) {
     status = std::max(status, report(r, o.update, o.max_lines));
     seconds += r.seconds;
   }
-  const char* verdict = status == 0 ? (o.update ? "golden files up to date" : "golden check passed: every case identical")
+  const char* verdict = status == 0
+                            ? (o.update ? "golden files up to date" : "golden check passed: every case identical")
                         : status == 1 ? "golden check FAILED: differences listed above"
                                       : "golden FAILED: files could not be read or written";
   std::printf("%s (%.1f s)\n", verdict, seconds);
@@ -77,8 +79,9 @@ int run_golden(const GoldenOptions& o) {
 
 Runner add_golden_command(CLI::App& app) {
   auto options = std::make_shared<GoldenOptions>();
-  auto* cmd = app.add_subcommand("golden", "Regenerate golden cases with the CPU reference and diff (--check) or "
-                                           "rewrite them (--update)");
+  auto* cmd = app.add_subcommand("golden",
+                                 "Regenerate golden cases with the CPU reference and diff (--check) or "
+                                 "rewrite them (--update)");
   auto* check = cmd->add_flag("--check", options->check, "Regenerate in memory and diff against the files (default)");
   auto* update = cmd->add_flag("--update", options->update, "Rewrite changed files atomically and print what changed");
   check->excludes(update);

@@ -20,12 +20,12 @@ struct CorpusSelection {
 struct FamilyReport {
   Family family{};
   std::filesystem::path path;
-  std::size_t cases = 0;                  // cases regenerated (and compared / written)
-  std::vector<Difference> differences;    // stored vs regenerated (for an update: what changed)
-  std::optional<std::string> error;       // the file could not be read (or, on update, written)
-  std::string stored_provenance;          // "written by <generator> at commit <hash> on <date>"
-  bool rewritten = false;                 // update only
-  int stale_temps_removed = 0;            // update only
+  std::size_t cases = 0;                // cases regenerated (and compared / written)
+  std::vector<Difference> differences;  // stored vs regenerated (for an update: what changed)
+  std::optional<std::string> error;     // the file could not be read (or, on update, written)
+  std::string stored_provenance;        // "written by <generator> at commit <hash> on <date>"
+  bool rewritten = false;               // update only
+  int stale_temps_removed = 0;          // update only
   double seconds = 0;
 };
 

@@ -11,10 +11,10 @@ namespace moeval::golden {
 
 struct Difference {
   std::string case_name;
-  std::string dataset;       // dataset path, "@name" for an attribute, "" for the case itself
-  std::string what;          // "value", "shape", "type", "dtype", "missing", "extra", "attribute"
+  std::string dataset;              // dataset path, "@name" for an attribute, "" for the case itself
+  std::string what;                 // "value", "shape", "type", "dtype", "missing", "extra", "attribute"
   std::vector<std::int64_t> index;  // multi-index of the first differing element ("value" only)
-  std::string stored;        // readable stored value (bits and value for 16-bit floats)
+  std::string stored;               // readable stored value (bits and value for 16-bit floats)
   std::string regenerated;
   std::int64_t differing = 0;  // "value": how many elements of the dataset differ
 };

@@ -15,8 +15,8 @@ namespace moeval::golden {
 
 // How `moeval golden --check` compares a regenerated dataset with the stored one.
 enum class Compare : std::uint8_t {
-  bitwise,       // codes, layouts, 16-bit values, routing: every bit must match
-  fp64_relative, // fp64 reference outputs: |stored - regenerated| <= 1e-12 · max(‖stored‖∞, ‖regenerated‖∞)
+  bitwise,        // codes, layouts, 16-bit values, routing: every bit must match
+  fp64_relative,  // fp64 reference outputs: |stored - regenerated| <= 1e-12 · max(‖stored‖∞, ‖regen‖∞)
 };
 
 // The relative tolerance of Compare::fp64_relative (docs/golden.md explains the choice).
@@ -36,8 +36,7 @@ struct CaseRecord {
 
 // Writes a record as a group of `parent` (intermediate groups created from the dataset paths).
 // `after_dataset` runs after each dataset is written (the interrupted-update test throws from it).
-void write_record(const H5Group& parent, const CaseRecord& record,
-                  const std::function<void()>& after_dataset = {});
+void write_record(const H5Group& parent, const CaseRecord& record, const std::function<void()>& after_dataset = {});
 // Reads the group `name` of `parent` back, every dataset of every subgroup included.
 CaseRecord read_record(const H5Group& parent, const std::string& name);
 
