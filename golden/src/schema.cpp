@@ -8,18 +8,29 @@
 namespace moeval::golden {
 namespace {
 
-// Asks git at generation time (the configure-time commit goes stale as soon as someone commits
-// without reconfiguring); falls back to the commit CMake saw, then to "unknown".
-std::string source_commit() {
-  const std::string command = std::string("git -C '") + MOEVAL_SOURCE_DIR + "' rev-parse HEAD 2>/dev/null";
+// Output of a git command in the source tree; empty when git or the checkout is missing.
+std::string git(const std::string& args) {
+  const std::string command = std::string("git -C '") + MOEVAL_SOURCE_DIR + "' " + args + " 2>/dev/null";
   std::string out;
   if (FILE* pipe = popen(command.c_str(), "r")) {
-    std::array<char, 128> buffer{};
+    std::array<char, 256> buffer{};
     while (std::fgets(buffer.data(), int(buffer.size()), pipe)) out += buffer.data();
     if (pclose(pipe) != 0) out.clear();
   }
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  if (out.size() == 40) return out;
+  return out;
+}
+
+// Asks git at generation time (the configure-time commit goes stale as soon as someone commits
+// without reconfiguring); falls back to the commit CMake saw, then to "unknown". "-dirty" says
+// that the code which decides the numbers (fixtures, reference, golden) had uncommitted changes.
+std::string source_commit() {
+  const std::string head = git("rev-parse HEAD");
+  if (head.size() == 40) {
+    const bool dirty =
+        !git("status --porcelain --untracked-files=no -- fixtures reference golden/src golden/include").empty();
+    return dirty ? head + "-dirty" : head;
+  }
   const std::string configured = MOEVAL_CONFIGURE_COMMIT;
   return configured.empty() ? "unknown" : configured;
 }

@@ -69,12 +69,16 @@ TEST(GoldenAtomicUpdate, KilledWriterLeavesOldFileIntact) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    int written = 0;
-    // _exit skips every destructor and cleanup handler, like a crash or SIGKILL midway.
-    write_golden_file(target, current_provenance(), "unit", {sample_record("new", 1)}, [&] {
-      if (++written == 2) ::_exit(42);
-    });
-    ::_exit(0);
+    // The child never returns into gtest: 42 = killed midway as planned, 1 = anything else.
+    try {
+      int written = 0;
+      // _exit skips every destructor and cleanup handler, like a crash or SIGKILL midway.
+      write_golden_file(target, current_provenance(), "unit", {sample_record("new", 1)}, [&] {
+        if (++written == 2) ::_exit(42);
+      });
+    } catch (...) {
+    }
+    ::_exit(1);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
