@@ -23,6 +23,7 @@ void check_arguments(const Wna16MoeArgs& args) {
   if (w.num_experts < 1) reject("weights.num_experts = " + str(w.num_experts) + "; must be ≥ 1");
   if (s.n < 16 || s.n % 16 != 0) reject("N = " + str(s.n) + "; must be a positive multiple of 16");
   const int k_align = w.bits == 4 ? 32 : 16;
+  if (s.k >= (std::int64_t{1} << 30) || s.n >= (std::int64_t{1} << 30)) reject("N and K must be < 2^30");
   if (s.k < k_align || s.k % k_align != 0) {
     reject("K = " + str(s.k) + "; must be a positive multiple of " + str(k_align) + " for " + str(w.bits) + "-bit weights");
   }
@@ -105,8 +106,9 @@ void wna16_moe(const Wna16MoeArgs& args) {
   p.row_bytes = args.shape.k * w.bits / 8;
   p.num_slots = args.blocks.num_slots;
   p.block_capacity = args.blocks.sorted_capacity / block_size;
-  p.group_len = static_cast<int>(w.group_size == -1 ? args.shape.k : w.group_size);
-  p.groups = static_cast<int>(args.shape.k / p.group_len);
+  // Groups are 32, 64 or 128 (a shift), or the whole K (k < 2^31, so k >> 31 = 0).
+  p.group_shift = w.group_size == -1 ? 31 : (w.group_size == 32 ? 5 : w.group_size == 64 ? 6 : 7);
+  p.groups = static_cast<int>(w.group_size == -1 ? 1 : args.shape.k / w.group_size);
   p.num_experts = w.num_experts;
   p.top_k = args.top_k;
   p.block_size = block_size;

@@ -25,7 +25,7 @@ struct Wna16Params {
   std::int64_t num_slots;        // T
   std::int64_t block_capacity;   // whole blocks inside sorted_capacity: no block index reaches past it
   int groups;                    // K / G
-  int group_len;                 // G (K when channelwise)
+  int group_shift;               // k >> group_shift = group (G is a power of two; 31 when channelwise)
   int num_experts;
   int top_k;
   int block_size;                // B
