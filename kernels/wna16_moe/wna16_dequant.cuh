@@ -34,9 +34,17 @@ __device__ inline RowGroupParams make_params(std::uint16_t scale_bits, std::uint
 
 // 4-bit: the 32-bit word holds k0..k7 in nibbles 0..7. Pair p (0..3) = (k_p, k_{p+4}) as a packed
 // 16-bit pair, low half = k_p: one mask extracts both nibbles at once.
+// (a & b) | c in one LOP3: written out because the compiler splits the mask and the OR of two
+// immediates into two instructions, one per code pair of the hot loop.
+__device__ inline std::uint32_t and_or(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  std::uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
 template <typename T>
 __device__ inline std::uint32_t dequant4_pair(std::uint32_t word, int p, const RowGroupParams& q) {
-  const std::uint32_t x = ((word >> (4 * p)) & 0x000F000Fu) | (Half16<T>::kBase * 0x00010001u);
+  const std::uint32_t x = and_or(word >> (4 * p), 0x000F000Fu, Half16<T>::kBase * 0x00010001u);
   return Half16<T>::sub_mul(x, q.zero2, q.scale2);
 }
 
@@ -44,7 +52,7 @@ __device__ inline std::uint32_t dequant4_pair(std::uint32_t word, int p, const R
 template <typename T>
 __device__ inline std::uint32_t dequant8_pair(std::uint32_t word, int p, const RowGroupParams& q) {
   if constexpr (std::is_same_v<T, __half>) {
-    const std::uint32_t x = ((word >> (8 * p)) & 0x00FF00FFu) | 0x64006400u;
+    const std::uint32_t x = and_or(word >> (8 * p), 0x00FF00FFu, 0x64006400u);
     return Half16<T>::sub_mul(x, q.zero2, q.scale2);
   } else {
     const float lo = (__uint_as_float(0x4B000000u | ((word >> (8 * p)) & 0xFFu)) - q.zero_f) * q.scale_f;

@@ -114,14 +114,27 @@ __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& 
   const RowGroupParams q1 = make_params<T>(st.s[1], st.z[1]);
   const std::uint32_t w0[4] = {st.w[0].x, st.w[0].y, st.w[0].z, st.w[0].w};
   const std::uint32_t w1[4] = {st.w[1].x, st.w[1].y, st.w[1].z, st.w[1].w};
+  // 4-bit: the activations of word i + 1 are requested while word i is dequantized, so their
+  // (L1) latency is hidden behind independent work instead of stalling the next byte_perm.
+  uint4 x_next[TT];
+  if constexpr (BITS == 4) {
+#pragma unroll
+    for (int tt = 0; tt < TT; ++tt) {
+      x_next[tt] = make_uint4(0, 0, 0, 0);
+      if (active && x_rows[tt] != nullptr) x_next[tt] = __ldg(reinterpret_cast<const uint4*>(x_rows[tt] + k0));
+    }
+  }
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     if constexpr (BITS == 4) {
       std::uint32_t xp[TT][4];
 #pragma unroll
       for (int tt = 0; tt < TT; ++tt) {
-        uint4 x = make_uint4(0, 0, 0, 0);
-        if (active && x_rows[tt] != nullptr) x = __ldg(reinterpret_cast<const uint4*>(x_rows[tt] + k0 + 8 * i));
+        const uint4 x = x_next[tt];
+        if (i < 3) {
+          x_next[tt] = make_uint4(0, 0, 0, 0);
+          if (active && x_rows[tt] != nullptr) x_next[tt] = __ldg(reinterpret_cast<const uint4*>(x_rows[tt] + k0 + 8 * (i + 1)));
+        }
         xp[tt][0] = __byte_perm(x.x, x.z, 0x5410);
         xp[tt][1] = __byte_perm(x.x, x.z, 0x7632);
         xp[tt][2] = __byte_perm(x.y, x.w, 0x5410);
