@@ -101,6 +101,19 @@ __device__ inline void load_stage(WeightStage& st, const Wna16Params& p, const R
   }
 }
 
+// Asks L1 for this lane's activations of a later chunk, so compute_stage finds them there
+// instead of waiting on L2 (the activation rows change with every moe block).
+template <int BITS, int TT>
+__device__ inline void prefetch_activations(const std::uint16_t* const (&x_rows)[TT], const Wna16Params& p, int chunk, int t) {
+  using G = ChunkGeometry<BITS>;
+  const int k0 = chunk * G::kChunkK + t * G::kThreadK;
+  if (k0 >= p.k) return;
+#pragma unroll
+  for (int tt = 0; tt < TT; ++tt) {
+    if (x_rows[tt] != nullptr) asm volatile("prefetch.global.L1 [%0];\n" : : "l"(x_rows[tt] + k0));
+  }
+}
+
 // Adds one chunk's products into acc. x_rows[tt] is the activation row of this lane's token in
 // tile tt (null: padding, contributes 0). Word i accumulates into chain i % C: with few token tiles,
 // independent chains keep consecutive mma from waiting on each other's accumulators.
@@ -182,7 +195,11 @@ __global__ void __launch_bounds__(kWna16Threads, TT <= 2 ? 4 : 2) wna16_moe_kern
   const int chunk_begin = chunks * wk / p.warps_k;
   const int chunk_end = chunks * (wk + 1) / p.warps_k;
 
-  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+  // Each thread block takes a contiguous run of items: neighbouring N tiles of one moe block, so
+  // the block's activation rows stay in L1 from one item to the next.
+  const std::int64_t per_cta = (items + gridDim.x - 1) / gridDim.x;
+  const std::int64_t item_end = min(items, (static_cast<std::int64_t>(blockIdx.x) + 1) * per_cta);
+  for (std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * per_cta; item < item_end; ++item) {
     const int n_tile = static_cast<int>(item % p.n_tiles);
     const std::int64_t rest = item / p.n_tiles;
     const int row_group = static_cast<int>(rest % p.row_groups);
@@ -220,7 +237,10 @@ __global__ void __launch_bounds__(kWna16Threads, TT <= 2 ? 4 : 2) wna16_moe_kern
         for (int s = 0; s < kStages; ++s) {
           if (c + s < chunk_end) {
             compute_stage<T, BITS, TT, kChains>(chains, stage[s], x_rows, p, c + s, t);
-            if (c + s + kStages < chunk_end) load_stage<BITS>(stage[s], p, row_ptrs, c + s + kStages, t);
+            if (c + s + kStages < chunk_end) {
+              load_stage<BITS>(stage[s], p, row_ptrs, c + s + kStages, t);
+              prefetch_activations<BITS, TT>(x_rows, p, c + s + kStages, t);
+            }
           }
         }
       }
