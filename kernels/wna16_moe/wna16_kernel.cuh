@@ -32,22 +32,25 @@ struct ChunkGeometry {
   static constexpr int kWordK = 32 / BITS;      // k per 32-bit word
 };
 
+// Per-chunk quantization parameters, prefetched in registers next to the chunk's weights (which
+// travel through the lane's private shared-memory slots, see load_stage).
 struct WeightStage {
-  uint4 w[2];            // rows g and g + 8 of the warp's 16
-  std::uint16_t s[2];    // their scales (0 for a chunk slice past K: contributes exactly 0)
+  std::uint16_t s[2];    // scales of rows g and g + 8 (0 for a chunk slice past K: contributes exactly 0)
   std::uint8_t z[2];     // their zero points
 };
 
-// Weights are read once: skip L1, and ask L2 to fetch 256 bytes around each 64-byte row piece
-// so the next chunks of the row come from L2 (measured on an H200: DeepSeek-V3 w13 at M = 16,
-// 870 µs → 775 µs).
-__device__ inline uint4 load_streaming(const std::uint8_t* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
+// Weights are read once: copied asynchronously into this lane's own shared-memory slot (no
+// registers held while in flight, so more chunks can be in flight at the same occupancy), skipping
+// L1, with L2 asked to fetch 256 bytes around each 64-byte row piece so the next chunks of the row
+// come from L2 (better DRAM locality than 64-byte requests). Each lane reads back only what it
+// wrote, so cp.async.wait_group alone orders the two (no barrier).
+__device__ inline void copy_async_16(uint4* slot, const std::uint8_t* src) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(slot));
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" : : "r"(dst), "l"(src) : "memory");
 }
+__device__ inline void commit_async() { asm volatile("cp.async.commit_group;\n" : : : "memory"); }
+template <int PENDING>
+__device__ inline void wait_async() { asm volatile("cp.async.wait_group %0;\n" : : "n"(PENDING) : "memory"); }
 
 // Where one warp's two weight rows (g and g + 8 of its 16) live for the current expert, with this
 // lane's 16-byte column offset folded in; set once per work item so the chunk loop only adds.
@@ -80,20 +83,22 @@ __device__ inline RowPointers row_pointers(const Wna16Params& p, int expert, std
   return r;
 }
 
+// Starts chunk `chunk` of the warp's rows: weights into `slot` (slot[0]: row g, slot[32]: row g + 8,
+// this lane's 16 bytes of each), scales and zeros into st. The caller commits the async group.
 template <int BITS>
-__device__ inline void load_stage(WeightStage& st, const Wna16Params& p, const RowPointers& rows, int chunk, int t) {
+__device__ inline void load_stage(WeightStage& st, uint4* slot, const Wna16Params& p, const RowPointers& rows, int chunk,
+                                  int t) {
   using G = ChunkGeometry<BITS>;
   const int k0 = chunk * G::kChunkK + t * G::kThreadK;
-  if (k0 >= p.k) {
+  if (k0 >= p.k) {  // past K: the slot keeps stale codes, but a zero scale makes every W16 exactly 0
     st.s[0] = st.s[1] = 0;
     st.z[0] = st.z[1] = 0;
-    st.w[0] = st.w[1] = make_uint4(0, 0, 0, 0);
     return;
   }
   const int group = k0 >> p.group_shift;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    st.w[r] = load_streaming(rows.weight[r] + static_cast<std::int64_t>(chunk) * 64);
+    copy_async_16(slot + 32 * r, rows.weight[r] + static_cast<std::int64_t>(chunk) * 64);
     st.s[r] = __ldg(rows.scale[r] + group);
     st.z[r] = rows.zero[r] == nullptr ? static_cast<std::uint8_t>(p.implicit_zero)
                                       : static_cast<std::uint8_t>((__ldg(rows.zero[r] + group) >> rows.zero_shift[r]) &
@@ -118,15 +123,18 @@ __device__ inline void prefetch_activations(const std::uint16_t* const (&x_rows)
 // tile tt (null: padding, contributes 0). Word i accumulates into chain i % C: with few token tiles,
 // independent chains keep consecutive mma from waiting on each other's accumulators.
 template <typename T, int BITS, int TT, int C>
-__device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& st, const std::uint16_t* const (&x_rows)[TT],
+__device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& st, const uint4* slot,
+                                     const std::uint16_t* const (&x_rows)[TT],
                                      const Wna16Params& p, int chunk, int t) {
   using G = ChunkGeometry<BITS>;
   const int k0 = chunk * G::kChunkK + t * G::kThreadK;
   const bool active = k0 < p.k;
   const RowGroupParams q0 = make_params<T>(st.s[0], st.z[0]);
   const RowGroupParams q1 = make_params<T>(st.s[1], st.z[1]);
-  const std::uint32_t w0[4] = {st.w[0].x, st.w[0].y, st.w[0].z, st.w[0].w};
-  const std::uint32_t w1[4] = {st.w[1].x, st.w[1].y, st.w[1].z, st.w[1].w};
+  const uint4 row0 = slot[0];
+  const uint4 row1 = slot[32];
+  const std::uint32_t w0[4] = {row0.x, row0.y, row0.z, row0.w};
+  const std::uint32_t w1[4] = {row1.x, row1.y, row1.z, row1.w};
   // 4-bit: the activations of word i + 1 are requested while word i is dequantized, so their
   // (L1) latency is hidden behind independent work instead of stalling the next byte_perm.
   uint4 x_next[TT];
@@ -174,12 +182,13 @@ __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& 
 }
 
 template <typename T, int BITS, int TT>
-__global__ void __launch_bounds__(kWna16Threads, TT <= 2 ? 4 : 2) wna16_moe_kernel(const Wna16Params p) {
+__global__ void __launch_bounds__(kWna16Threads, TT == 1 ? 5 : TT == 2 ? 4 : 2) wna16_moe_kernel(const Wna16Params p) {
   using G = ChunkGeometry<BITS>;
-  constexpr int kStages = TT == 1 ? 4 : TT == 2 ? 3 : 2;  // chunks in flight per thread (register budget)
+  constexpr int kStages = TT <= 2 ? 4 : 3;  // chunks in flight per warp (shared memory slots; scales in registers)
   constexpr int kRows = 8 * TT;
   constexpr int kChains = TT <= 2 ? 2 : 1;  // accumulator chains per token tile (see compute_stage)
   __shared__ float partial[4][TT][4][32];
+  __shared__ uint4 ring[4][kStages][2][32];  // per warp, per stage: two weight rows × 32 lanes
 
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int warp = static_cast<int>(threadIdx.x) >> 5;
@@ -228,19 +237,25 @@ __global__ void __launch_bounds__(kWna16Threads, TT <= 2 ? 4 : 2) wna16_moe_kern
       }
       const RowPointers row_ptrs = row_pointers<BITS>(p, expert, n0 + g, t);
       WeightStage stage[kStages];
+      uint4* slots = &ring[warp][0][0][lane];  // stage s: slots + 64·s
+      // One async group per chunk, empty ones included, so "all but the newest kStages − 1 groups
+      // are complete" always means "the chunk about to be computed has landed".
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
-        if (chunk_begin + s < chunk_end) load_stage<BITS>(stage[s], p, row_ptrs, chunk_begin + s, t);
+        if (chunk_begin + s < chunk_end) load_stage<BITS>(stage[s], slots + 64 * s, p, row_ptrs, chunk_begin + s, t);
+        commit_async();
       }
       for (int c = chunk_begin; c < chunk_end; c += kStages) {
 #pragma unroll
         for (int s = 0; s < kStages; ++s) {
           if (c + s < chunk_end) {
-            compute_stage<T, BITS, TT, kChains>(chains, stage[s], x_rows, p, c + s, t);
+            wait_async<kStages - 1>();
+            compute_stage<T, BITS, TT, kChains>(chains, stage[s], slots + 64 * s, x_rows, p, c + s, t);
             if (c + s + kStages < chunk_end) {
-              load_stage<BITS>(stage[s], p, row_ptrs, c + s + kStages, t);
+              load_stage<BITS>(stage[s], slots + 64 * s, p, row_ptrs, c + s + kStages, t);
               prefetch_activations<BITS, TT>(x_rows, p, c + s + kStages, t);
             }
+            commit_async();
           }
         }
       }
