@@ -73,7 +73,7 @@ std::string LayerResult::summary() const {
   return s;
 }
 
-LayerResult run_layer_case(const LayerCase& layer, int device) {
+LayerResult run_layer_case(const LayerCase& layer, int device, const reference::LayerReference* stored) {
   const MoeProblem& p = layer.problem;
   const DType act = p.scheme.act;
   const std::string name = p.name();
@@ -83,7 +83,7 @@ LayerResult run_layer_case(const LayerCase& layer, int device) {
 
   // Stage 1: GEMM1 in the problem's tier.
   const GemmCase g1_case = stage_gemm(layer, ProblemKind::gemm1, layer.x, p.tier);
-  result.stages.push_back(run_gemm_case(*kernel, g1_case, device));
+  result.stages.push_back(run_gemm_case(*kernel, g1_case, device, stored ? &stored->gemm1 : nullptr));
   const std::vector<std::uint16_t> g1 = result.stages.back().output;
 
   // Stage 2: silu_and_mul on the kernel's GEMM1 output.

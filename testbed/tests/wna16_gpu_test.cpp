@@ -114,13 +114,25 @@ TEST(Wna16Blocks, EveryBlockSizeGivesTheSameBits) {
   }
 }
 
-TEST(Wna16Errors, UnsupportedInputIsAClearError) {
+// The adapter's unsupported_reason() must agree with the kernel itself: each shape it refuses, the
+// kernel refuses too (forced through prepare/run), and a neighbouring shape it accepts runs.
+TEST(Wna16Errors, AdapterRefusalsAreTheKernelsOwn) {
   MOEVAL_REQUIRE_GPUS(1);
   const auto kernel = make_wna16_kernel();
-  MoeProblem p = gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 32, DType::bf16, Tier::bounded);
-  p.scheme.act_order = true;
-  const GemmCase c = build_gemm_case(p);
-  EXPECT_NE(kernel->unsupported_reason(c).find("act-order"), std::string::npos);
+  struct Shape {
+    std::int64_t hidden, inter;
+    const char* refused;  // the part of the reason that names the limit
+  };
+  for (const Shape& s : {Shape{48, 64, "K = 48"}, Shape{64, 12, "N = 24"}}) {
+    const GemmCase c = build_gemm_case(gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, kChannelwise,
+                                                    DType::bf16, Tier::bounded, 8, 4, 2, s.hidden, s.inter));
+    EXPECT_NE(kernel->unsupported_reason(c).find(s.refused), std::string::npos) << kernel->unsupported_reason(c);
+    auto prepared = kernel->prepare(c, 0);
+    GuardedBuffer out("out", 0, std::size_t(c.routing.topk_ids.size() * c.shape.n) * 2);
+    EXPECT_THROW(prepared->run(out), std::invalid_argument) << "the kernel accepted " << c.problem.name();
+  }
+  expect_case_passes(*kernel, gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, kChannelwise, DType::bf16,
+                                           Tier::bounded, 8, 4, 2, 64, 16));
 }
 
 }  // namespace

@@ -4,17 +4,17 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "default_matrix.h"
+#include "device_selection.h"
 #include "golden_check.h"
 #include "moeval/fixtures/cases.h"
 #include "moeval/testbed/devices.h"
 #include "moeval/testbed/layer_runner.h"
-#include "moeval/testbed/wna16_kernel.h"
+#include "moeval/testbed/kernel_under_test.h"
 
 namespace moeval::cli {
 namespace {
@@ -37,21 +37,27 @@ struct Tally {
   }
 };
 
-void run_gpu_tier(int device, Tally& tally) {
-  const auto kernel = testbed::make_wna16_kernel();
-  for (const MoeProblem& p : gemm_matrix()) {
-    const std::string what = "gpu" + std::to_string(device) + " " + kernel->name() + " " + p.name();
-    try {
-      const GemmCase c = build_gemm_case(p);
-      if (auto why = kernel->unsupported_reason(c); !why.empty()) {
-        tally.record(what, "SKIPPED", "unsupported: " + why);
-        continue;
-      }
-      const auto r = testbed::run_gemm_case(*kernel, c, device);
-      tally.record(what, r.pass() ? "PASS" : "FAIL", r.pass() ? "" : r.summary());
-    } catch (const std::exception& e) {
-      tally.record(what, "FAIL", std::string("error: ") + e.what());
+// One GEMM case on one kernel and device, recorded as PASS, FAIL or SKIPPED (unsupported).
+void check_gemm_case(const testbed::GemmKernelUnderTest& kernel, const MoeProblem& p, int device, Tally& tally) {
+  const std::string what = "gpu" + std::to_string(device) + " " + kernel.name() + " " + p.name();
+  try {
+    const GemmCase c = build_gemm_case(p);
+    if (auto why = kernel.unsupported_reason(c); !why.empty()) {
+      tally.record(what, "SKIPPED", "unsupported: " + why);
+      return;
     }
+    const auto r = testbed::run_gemm_case(kernel, c, device);
+    tally.record(what, r.pass() ? "PASS" : "FAIL", r.pass() ? "" : r.summary());
+  } catch (const std::exception& e) {
+    tally.record(what, "FAIL", std::string("error: ") + e.what());
+  }
+}
+
+// Every registered GEMM kernel over the GEMM matrix, then the whole layer (moe_forward).
+void run_gpu_tier(int device, Tally& tally) {
+  testbed::register_builtin_kernels();
+  for (const auto& kernel : testbed::KernelRegistry::instance().all()) {
+    for (const MoeProblem& p : gemm_matrix()) check_gemm_case(*kernel, p, device, tally);
   }
   for (const MoeProblem& p : layer_matrix()) {
     const std::string what = "gpu" + std::to_string(device) + " moe_forward " + p.name();
@@ -67,6 +73,7 @@ void run_gpu_tier(int device, Tally& tally) {
 int run_check(const CheckOptions& options) {
   Tally tally;
   const auto& visible = testbed::visible_devices();
+  const std::vector<int> devices = validated_devices(options.devices);
   std::printf("moeval check: %d CUDA device(s) visible%s%s\n", visible.count, visible.reason.empty() ? "" : ": ",
               visible.reason.c_str());
 
@@ -75,10 +82,6 @@ int run_check(const CheckOptions& options) {
   for (const auto& line : golden.lines) tally.record(line.what, line.status, line.detail);
 
   // GPU tier.
-  std::vector<int> devices = options.devices;
-  if (devices.empty()) {
-    for (int d = 0; d < visible.count; ++d) devices.push_back(d);
-  }
   if (options.cpu_only) {
     tally.record("gpu tier", "SKIPPED", "--cpu-only");
   } else if (visible.count == 0) {
@@ -86,20 +89,13 @@ int run_check(const CheckOptions& options) {
                      std::to_string(layer_matrix().size()) + " layer cases)",
                  "SKIPPED", "no CUDA device: " + visible.reason);
   } else {
-    for (int d : devices) {
-      if (d < 0 || d >= visible.count) {
-        throw std::invalid_argument("--device " + std::to_string(d) + " does not exist; visible devices: 0.." +
-                                    std::to_string(visible.count - 1));
-      }
-      run_gpu_tier(d, tally);
-    }
+    for (int d : devices) run_gpu_tier(d, tally);
   }
 
   std::printf("check: %d passed, %d failed, %d skipped\n", tally.passed, tally.failed, tally.skipped);
   if (!options.json_path.empty()) {
-    std::ofstream(options.json_path) << nlohmann::json{{"passed", tally.passed}, {"failed", tally.failed},
-                                                       {"skipped", tally.skipped}, {"checks", tally.rows}}
-                                            .dump(2);
+    write_json_file(options.json_path, nlohmann::json{{"passed", tally.passed}, {"failed", tally.failed},
+                                                      {"skipped", tally.skipped}, {"checks", tally.rows}});
   }
   return tally.failed == 0 ? 0 : 1;
 }

@@ -4,18 +4,18 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
-#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "default_matrix.h"
+#include "device_selection.h"
 #include "moeval/fixtures/cases.h"
 #include "moeval/reference/gemm_reference.h"
 #include "moeval/testbed/case_runner.h"
 #include "moeval/testbed/devices.h"
-#include "moeval/testbed/wna16_kernel.h"
+#include "moeval/testbed/kernel_under_test.h"
 
 namespace moeval::cli {
 namespace {
@@ -26,67 +26,78 @@ struct SweepOptions {
   std::string json_path;
 };
 
+struct SweepRow {
+  int failed = 0;
+  int disagreements = 0;
+  nlohmann::json json;
+};
+
+// One case on every device: each against the shared reference, each output against the first
+// device that produced one.
+SweepRow sweep_case(const testbed::GemmKernelUnderTest& kernel, const GemmCase& c,
+                    const reference::ReferenceOutput& reference, const std::vector<int>& devices) {
+  SweepRow row;
+  row.json = {{"kernel", kernel.name()}, {"case", c.problem.name()}, {"devices", nlohmann::json::object()}};
+  std::optional<std::vector<std::uint16_t>> baseline;
+  int baseline_device = -1;
+  for (int d : devices) {
+    std::string status;
+    try {
+      const auto r = testbed::run_gemm_case(kernel, c, d, &reference);
+      status = r.pass() ? "PASS" : "FAIL: " + r.summary();
+      if (!r.pass()) ++row.failed;
+      if (!baseline) {
+        baseline = r.output;
+        baseline_device = d;
+      } else if (r.output != *baseline) {
+        ++row.disagreements;
+        status += " (differs bitwise from device " + std::to_string(baseline_device) + ")";
+      }
+    } catch (const std::exception& e) {
+      ++row.failed;
+      status = std::string("FAIL: error: ") + e.what();
+    }
+    if (status != "PASS") std::printf("device %d %s %s: %s\n", d, kernel.name().c_str(), c.problem.name().c_str(), status.c_str());
+    row.json["devices"][std::to_string(d)] = status;
+  }
+  return row;
+}
+
 int run_sweep(const SweepOptions& o) {
   const auto& visible = testbed::visible_devices();
-  std::vector<int> devices = o.devices;
-  if (devices.empty()) {
-    for (int d = 0; d < visible.count; ++d) devices.push_back(d);
-  }
+  const std::vector<int> devices = validated_devices(o.devices);
   if (devices.empty()) {
     std::printf("moeval sweep: SKIPPED, no CUDA device (%s); nothing was checked\n", visible.reason.c_str());
     return 1;  // a sweep that checked nothing must not look green
   }
-  for (int d : devices) {
-    if (d < 0 || d >= visible.count) {
-      throw std::invalid_argument("--device " + std::to_string(d) + " does not exist; visible devices: 0.." +
-                                  std::to_string(visible.count - 1));
-    }
-  }
   if (o.seeds < 1) throw std::invalid_argument("--seeds must be at least 1");
 
-  const auto kernel = testbed::make_wna16_kernel();
+  testbed::register_builtin_kernels();
   int cases = 0, failed = 0, unsupported = 0, disagreements = 0;
   nlohmann::json rows = nlohmann::json::array();
-  for (MoeProblem p : gemm_matrix()) {
-    for (int seed = 0; seed < o.seeds; ++seed) {
-      p.seed = 1000 + std::uint64_t(seed);
-      const GemmCase c = build_gemm_case(p);
-      if (!kernel->unsupported_reason(c).empty()) {
-        ++unsupported;
-        continue;
-      }
-      ++cases;
-      const auto reference = reference::reference_gemm(c);
-      std::vector<std::uint16_t> first;
-      nlohmann::json row{{"case", p.name()}, {"devices", nlohmann::json::object()}};
-      for (int d : devices) {
-        std::string status;
-        try {
-          const auto r = testbed::run_gemm_case(*kernel, c, d, &reference);
-          status = r.pass() ? "PASS" : "FAIL: " + r.summary();
-          if (!r.pass()) ++failed;
-          if (first.empty()) {
-            first = r.output;
-          } else if (r.output != first) {
-            ++disagreements;
-            status += " (differs bitwise from device " + std::to_string(devices.front()) + ")";
-          }
-        } catch (const std::exception& e) {
-          ++failed;
-          status = std::string("FAIL: error: ") + e.what();
+  for (const auto& kernel : testbed::KernelRegistry::instance().all()) {
+    for (MoeProblem p : gemm_matrix()) {
+      for (int seed = 0; seed < o.seeds; ++seed) {
+        p.seed = 1000 + std::uint64_t(seed);
+        const GemmCase c = build_gemm_case(p);
+        if (!kernel->unsupported_reason(c).empty()) {
+          ++unsupported;
+          continue;
         }
-        if (status != "PASS") std::printf("device %d %s: %s\n", d, p.name().c_str(), status.c_str());
-        row["devices"][std::to_string(d)] = status;
+        ++cases;
+        const auto reference = reference::reference_gemm(c);
+        const SweepRow row = sweep_case(*kernel, c, reference, devices);
+        failed += row.failed;
+        disagreements += row.disagreements;
+        rows.push_back(row.json);
       }
-      rows.push_back(row);
     }
   }
-  std::printf("sweep: %d cases × %zu device(s) with %s; %d failed, %d cross-device disagreements, %d unsupported\n",
-              cases, devices.size(), kernel->name().c_str(), failed, disagreements, unsupported);
+  std::printf("sweep: %d case runs × %zu device(s); %d failed, %d cross-device disagreements, %d unsupported\n", cases,
+              devices.size(), failed, disagreements, unsupported);
   if (!o.json_path.empty()) {
-    std::ofstream(o.json_path) << nlohmann::json{{"cases", cases}, {"failed", failed},
-                                                 {"disagreements", disagreements}, {"rows", rows}}
-                                      .dump(2);
+    write_json_file(o.json_path, nlohmann::json{{"cases", cases}, {"failed", failed},
+                                                {"disagreements", disagreements}, {"rows", rows}});
   }
   return failed == 0 && disagreements == 0 ? 0 : 1;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "moeval/fixtures/cases.h"
+#include "moeval/reference/layer_reference.h"
 #include "moeval/testbed/case_runner.h"
 
 namespace moeval::testbed {
@@ -23,6 +24,8 @@ struct LayerResult {
   std::string summary() const;
 };
 
-LayerResult run_layer_case(const LayerCase& layer, int device);
+// `stored` (e.g. a golden file's expected outputs) replaces the fresh reference of GEMM1, the one
+// stage whose reference does not depend on the kernel's own intermediates.
+LayerResult run_layer_case(const LayerCase& layer, int device, const reference::LayerReference* stored = nullptr);
 
 }  // namespace moeval::testbed

@@ -37,7 +37,8 @@ struct Verdict {
   std::int64_t observed_inf = 0;
   std::int64_t reference_nonfinite = 0;
 
-  // Filled by the testbed; nullopt means "not checked" (never reported as passed).
+  // Filled by the testbed; nullopt means "not checked": summary() says so, and pass() judges only
+  // the hooks that were checked (a case is never called canary-clean or deterministic unchecked).
   std::optional<bool> canaries_intact;
   std::optional<bool> deterministic;
 
