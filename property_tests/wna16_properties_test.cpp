@@ -77,6 +77,56 @@ void PermutingTokensPermutesOutputRows() {
   }
 }
 
+// Relabelling the experts (weights move with their label) leaves every output bit unchanged.
+void RelabellingExpertsLeavesOutputUnchanged() {
+  GemmCase c = supported_case();
+  RC_PRE(c.problem.expert_map.empty() && c.w.experts > 1);
+  const std::int64_t experts = c.w.experts;
+  std::vector<std::int32_t> relabel(static_cast<std::size_t>(experts));
+  std::iota(relabel.begin(), relabel.end(), 0);
+  std::mt19937_64 rng(*rc::gen::arbitrary<std::uint64_t>());
+  std::shuffle(relabel.begin(), relabel.end(), rng);
+  GemmCase q = c;
+  // Moves expert e's slice of a per-expert array to slot relabel[e].
+  auto move_slices = [&](auto& dst, const auto& src) {
+    if (src.empty()) return;
+    const std::size_t per = src.size() / std::size_t(experts);
+    for (std::int64_t e = 0; e < experts; ++e) {
+      std::copy_n(src.begin() + std::ptrdiff_t(std::size_t(e) * per), per,
+                  dst.begin() + std::ptrdiff_t(std::size_t(relabel[std::size_t(e)]) * per));
+    }
+  };
+  move_slices(q.w.codes, c.w.codes);
+  move_slices(q.w.scales, c.w.scales);
+  move_slices(q.w.zeros, c.w.zeros);
+  move_slices(q.w.g_idx, c.w.g_idx);
+  move_slices(q.w.perm, c.w.perm);
+  move_slices(q.w.dequant, c.w.dequant);
+  for (auto& id : q.routing.topk_ids) id = relabel[std::size_t(id)];
+  const auto kernel = testbed::make_wna16_kernel();
+  const auto base = testbed::run_gemm_case(*kernel, c, 0);
+  const auto relabelled = testbed::run_gemm_case(*kernel, q, 0);
+  if (!(base.pass() && relabelled.pass())) RC_FAIL(base.summary() + "\n" + relabelled.summary());
+  RC_ASSERT(base.output == relabelled.output);
+}
+
+// Rows routed to experts another rank holds (expert_map -1) come out as exact zeros.
+void RemoteExpertRowsAreZero() {
+  MoeProblem p = *rc::gen::arbitrary<MoeProblem>();
+  p.kind = *rc::gen::element(ProblemKind::gemm1, ProblemKind::gemm2);
+  RC_PRE(p.experts > 1);
+  p.expert_map = *gen::expert_map(p.experts);
+  RC_PRE(!p.expert_map.empty());
+  const GemmCase c = build_gemm_case(p);
+  RC_PRE(testbed::make_wna16_kernel()->unsupported_reason(c).empty());
+  const auto r = testbed::run_gemm_case(*testbed::make_wna16_kernel(), c, 0);
+  if (!r.pass()) RC_FAIL(r.summary());
+  for (std::size_t t = 0; t < c.routing.topk_ids.size(); ++t) {
+    if (p.expert_map[std::size_t(c.routing.topk_ids[t])] >= 0) continue;
+    for (std::int64_t n = 0; n < c.shape.n; ++n) RC_ASSERT((r.output[t * std::size_t(c.shape.n) + std::size_t(n)] & 0x7FFF) == 0);
+  }
+}
+
 // Each property runs through rc::check inside a plain TEST, so a missing device skips it (never
 // passes it); on failure rapidcheck prints the shrunk counterexample and its reproduce string.
 TEST(Wna16Properties, KernelMatchesReferenceDeterministicallyWithIntactCanaries) {
@@ -92,6 +142,16 @@ TEST(Wna16Properties, ZeroRoutingWeightGivesZeroRows) {
 TEST(Wna16Properties, PermutingTokensPermutesOutputRows) {
   MOEVAL_REQUIRE_GPUS(1);
   EXPECT_TRUE(rc::check("PermutingTokensPermutesOutputRows", PermutingTokensPermutesOutputRows));
+}
+
+TEST(Wna16Properties, RelabellingExpertsLeavesOutputUnchanged) {
+  MOEVAL_REQUIRE_GPUS(1);
+  EXPECT_TRUE(rc::check("RelabellingExpertsLeavesOutputUnchanged", RelabellingExpertsLeavesOutputUnchanged));
+}
+
+TEST(Wna16Properties, RemoteExpertRowsAreZero) {
+  MOEVAL_REQUIRE_GPUS(1);
+  EXPECT_TRUE(rc::check("RemoteExpertRowsAreZero", RemoteExpertRowsAreZero));
 }
 
 }  // namespace
