@@ -1,25 +1,26 @@
 // Internal: the WNA16 MoE GEMM kernel.
 //
 // Work item = (moe block, row group, N tile). A thread block of 4 warps owns one item at a time
-// (persistent grid-stride loop, so one launch serves any E). Warp layout: warps_n × warps_k with
+// (persistent grid; each block takes a contiguous run of items, so one launch serves any E). Warp layout: warps_n × warps_k with
 // warps_n·warps_k = 4; a warp computes 16 output columns (n) for all rows of the item over its
 // share of K, as mma.m16n8k16 with the WEIGHTS as the 16-row operand and 8 tokens as the 8-column
 // operand (so an 8-row decode block wastes nothing). Partial sums of the K split are added in
 // shared memory in warp order (deterministic, no atomics).
 //
 // Data movement: a thread reads 16 contiguous bytes of a weight row per chunk (4 threads cover
-// one row's 64-byte chunk, 16 rows per warp); chunks are prefetched `kStages` deep in registers.
+// one row's 64-byte chunk, 16 rows per warp); chunks are prefetched `kStages` deep with cp.async
+// into the lane's own shared-memory slots (scales and zero points in registers alongside).
 // The mma's reduction index is a permutation of real k chosen so one mask extracts two codes:
 // the thread's logical pair (2t, 2t+1) is real (k_p, k_{p+4}) of a 32-bit word (4-bit) or
 // (k_p, k_{p+2}) (8-bit); activations are permuted the same way with byte_perm.
 #pragma once
 
-#include "wna16_dequant.cuh"
-#include "wna16_params.h"
 #include <stdexcept>
 #include <string>
 
 #include "moeval/kernels/device_info.h"
+#include "wna16_dequant.cuh"
+#include "wna16_params.h"
 
 namespace moeval::kernels::detail {
 
@@ -29,7 +30,6 @@ template <int BITS>
 struct ChunkGeometry {
   static constexpr int kThreadK = 128 / BITS;  // k in a thread's 16 bytes: 32 (4-bit), 16 (8-bit)
   static constexpr int kChunkK = 4 * kThreadK;  // k per row per chunk (4 threads)
-  static constexpr int kWordK = 32 / BITS;      // k per 32-bit word
 };
 
 // Per-chunk quantization parameters, prefetched in registers next to the chunk's weights (which
