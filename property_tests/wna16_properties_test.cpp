@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "moeval/fixtures/arbitrary.h"
@@ -17,10 +18,15 @@
 namespace moeval {
 namespace {
 
-// A generated GEMM problem the WNA16 kernel supports (layer problems become one of their GEMMs).
-GemmCase supported_case() {
+// A generated GEMM problem the WNA16 kernel supports (layer problems become one of their GEMMs,
+// or `kind` when given).
+GemmCase supported_case(std::optional<ProblemKind> kind = std::nullopt) {
   MoeProblem p = *rc::gen::arbitrary<MoeProblem>();
-  if (p.kind == ProblemKind::layer) p.kind = *rc::gen::element(ProblemKind::gemm1, ProblemKind::gemm2);
+  if (kind) {
+    p.kind = *kind;
+  } else if (p.kind == ProblemKind::layer) {
+    p.kind = *rc::gen::element(ProblemKind::gemm1, ProblemKind::gemm2);
+  }
   gen::tag(p);
   GemmCase c = build_gemm_case(p);
   const auto reason = testbed::make_wna16_kernel()->unsupported_reason(c);
@@ -48,8 +54,8 @@ void ZeroRoutingWeightGivesZeroRows() {
 }
 
 void PermutingTokensPermutesOutputRows() {
-  GemmCase c = supported_case();
-  RC_PRE(c.a_row_divisor > 1 && c.problem.tokens > 1);  // GEMM1: A rows are tokens
+  GemmCase c = supported_case(ProblemKind::gemm1);  // GEMM1: A rows are tokens
+  RC_PRE(c.problem.tokens > 1);
   const std::int64_t m = c.problem.tokens, topk = c.problem.topk, k = c.shape.k, n = c.shape.n;
   std::vector<std::int64_t> perm(static_cast<std::size_t>(m));
   std::iota(perm.begin(), perm.end(), 0);

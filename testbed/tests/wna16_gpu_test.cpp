@@ -100,17 +100,22 @@ TEST(Wna16Batch, TokensFromOneTo4096) {
   }
 }
 
-TEST(Wna16Blocks, EveryBlockSizeGivesTheSameBits) {
+// Every block size moe_align and the GEMM accept: each passes, deterministically. (The bits may
+// differ between block sizes: larger blocks split K across warps and reduce in another fixed order.)
+TEST(Wna16Blocks, EveryBlockSizePasses) {
   MOEVAL_REQUIRE_GPUS(1);
-  const GemmCase c = build_gemm_case(gemm_problem(ProblemKind::gemm2, WeightType::uint4, 32, DType::bf16,
-                                                  Tier::bounded, 16, 40, 4));
-  std::vector<std::uint16_t> first;
-  for (int block : {8, 16, 32, 48, 64, 128}) {
-    const auto kernel = make_wna16_kernel(block);
-    CaseResult r = run_gemm_case(*kernel, c, 0);
-    EXPECT_TRUE(r.pass()) << r.summary();
-    if (first.empty()) first = r.output;
-    EXPECT_EQ(r.output, first) << "block size " << block << " changed the output bits";
+  for (Tier tier : {Tier::exact, Tier::bounded}) {
+    const GemmCase c = build_gemm_case(gemm_problem(ProblemKind::gemm2, WeightType::uint4, 32, DType::bf16, tier, 16, 40, 4));
+    std::vector<std::uint16_t> first;
+    for (int block : {8, 16, 32, 48, 64, 128}) {
+      const CaseResult r = run_gemm_case(*make_wna16_kernel(block), c, 0);
+      EXPECT_TRUE(r.pass()) << "block size " << block << ": " << r.summary();
+      // In the exact tier every order gives the same exact sum, so the bits must agree.
+      if (tier == Tier::exact) {
+        if (first.empty()) first = r.output;
+        EXPECT_EQ(r.output, first) << "block size " << block << " changed exact-tier bits";
+      }
+    }
   }
 }
 
