@@ -1,0 +1,49 @@
+#include "repro.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "moeval/golden/case_codec.h"
+#include "moeval/golden/golden_file.h"
+#include "moeval/golden/layouts.h"
+#include "moeval/golden/loader.h"
+#include "moeval/golden/schema.h"
+#include "moeval/testbed/case_runner.h"
+#include "moeval/testbed/kernel_under_test.h"
+
+namespace moeval::cli {
+
+std::filesystem::path write_gemm_repro(const std::filesystem::path& dir, const GemmCase& gemm_case,
+                                       const reference::ReferenceOutput& expected) {
+  std::vector<golden::Layout> layouts;
+  for (golden::Layout l : {golden::Layout::wna16, golden::Layout::marlin, golden::Layout::gptq, golden::Layout::awq,
+                           golden::Layout::compressed_tensors}) {
+    if (golden::layout_applies(l, gemm_case.w.scheme, gemm_case.shape.k, gemm_case.shape.n)) layouts.push_back(l);
+  }
+  std::filesystem::create_directories(dir);
+  const auto path = dir / (gemm_case.problem.name() + ".h5");
+  golden::write_golden_file(path, golden::current_provenance(), "repro",
+                            {golden::encode_gemm_case(gemm_case, expected, layouts)});
+  return path;
+}
+
+ReplayCounts replay_repro(const std::filesystem::path& file, int device) {
+  ReplayCounts counts;
+  testbed::register_builtin_kernels();
+  for (const std::string& name : golden::list_cases(file)) {
+    const golden::GoldenGemmCase g = golden::load_gemm_case(file, name);
+    for (const auto& kernel : testbed::KernelRegistry::instance().all()) {
+      if (const auto why = kernel->unsupported_reason(g.gemm); !why.empty()) {
+        std::printf("SKIPPED  %s %s  unsupported: %s\n", kernel->name().c_str(), name.c_str(), why.c_str());
+        ++counts.skipped;
+        continue;
+      }
+      const auto r = testbed::run_gemm_case(*kernel, g.gemm, device, &g.expected);
+      std::printf("%-8s %s\n", r.pass() ? "PASS" : "FAIL", r.summary().c_str());
+      ++(r.pass() ? counts.passed : counts.failed);
+    }
+  }
+  return counts;
+}
+
+}  // namespace moeval::cli
