@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the device machine, from the repository root, with .stage/ carried (see ci/device-stage.sh):
 # runs the whole gpu + multi_gpu tier (and `large` unless MOEVAL_SKIP_LARGE=1), then the bench when
-# MOEVAL_BENCH=1, writing logs, JUnit and JSON under $OUT, and prints a summary last.
+# MOEVAL_BENCH=1 (and compute-sanitizer memcheck on a small matrix when MOEVAL_MEMCHECK=1), writing logs, JUnit and JSON under $OUT, and prints a summary last.
 set -uo pipefail
 root=$PWD
 out=${OUT:-$root/.stage/out}
@@ -9,6 +9,7 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH="$root/.stage/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
+[[ -f .stage/build.tgz ]] && tar -C .stage -xzf .stage/build.tgz
 # ctest files carry the absolute paths of the machine that built them (/work/main/build/...).
 built_at=$(sed -n 's/^# Build directory: //p' .stage/build/CTestTestfile.cmake)
 ln -sfn .stage/build build
@@ -25,6 +26,14 @@ ctest --test-dir build -L "$labels" -j "${MOEVAL_JOBS:-4}" --output-on-failure -
       --output-junit "$out/gpu-junit.xml" > "$out/gpu-tier.log" 2>&1
 status=$?
 echo "gpu tier: $(( $(date +%s) - start )) s, ctest exit $status"
+if [[ "${MOEVAL_MEMCHECK:-0}" == 1 ]]; then
+  # compute-sanitizer memcheck on a small matrix through the testbed (align, GEMM, layer kernels).
+  compute-sanitizer --tool memcheck --error-exitcode 3 build/testbed/tests/wna16_gpu_tests \
+      --gtest_filter='Wna16Exact.Gemm2*:Wna16Routing.*:Wna16Blocks.*' > "$out/memcheck.log" 2>&1 || status=1
+  compute-sanitizer --tool memcheck --error-exitcode 3 build/testbed/tests/layer_gpu_tests \
+      --gtest_filter='LayerGpu.ExpertParallelAndEmptyExperts:LayerGpu.SingleTokenSingleExpert' >> "$out/memcheck.log" 2>&1 || status=1
+  echo "memcheck: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tr '\n' ' ')"
+fi
 if [[ "${MOEVAL_BENCH:-0}" == 1 ]]; then
   build/tools/moeval/moeval bench --json "$out/bench.json" > "$out/bench.txt" 2>&1 || status=1
   cat "$out/bench.txt"
