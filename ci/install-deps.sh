@@ -23,5 +23,9 @@ fi
 
 if ! python3 -c "import h5py, numpy" >/dev/null 2>&1; then
   echo "install-deps: installing h5py and numpy (pip)"
-  python3 -m pip install -q h5py numpy 2>/dev/null || python3 -m pip install -q --break-system-packages h5py numpy
+  # A Debian system python refuses plain pip installs (PEP 668); say so, then install anyway.
+  if ! python3 -m pip install -q h5py numpy; then
+    echo "install-deps: retrying with --break-system-packages (externally managed python)"
+    python3 -m pip install -q --break-system-packages h5py numpy
+  fi
 fi
