@@ -22,13 +22,15 @@ struct RowGroupParams {
   float scale_f;         // s (fp32 path)
 };
 
+// From the packed forms the K loop keeps: scale2 = s in both halves, zero2 = (base | z) in both
+// halves (z ≤ 255 lands in the low byte: both bases have a zero low byte).
 template <typename T>
-__device__ inline RowGroupParams make_params(std::uint16_t scale_bits, std::uint32_t zero) {
+__device__ inline RowGroupParams make_params(std::uint32_t scale2, std::uint32_t zero2) {
   RowGroupParams p;
-  p.zero2 = (Half16<T>::kBase | zero) * 0x00010001u;
-  p.scale2 = static_cast<std::uint32_t>(scale_bits) * 0x00010001u;
-  p.zero_f = 8388608.0f + static_cast<float>(zero);
-  p.scale_f = Half16<T>::to_float(scale_bits);
+  p.zero2 = zero2;
+  p.scale2 = scale2;
+  p.zero_f = 8388608.0f + static_cast<float>(zero2 & 0xFFu);
+  p.scale_f = Half16<T>::to_float(static_cast<std::uint16_t>(scale2 & 0xFFFFu));
   return p;
 }
 

@@ -33,10 +33,12 @@ struct ChunkGeometry {
 };
 
 // Per-chunk quantization parameters, prefetched in registers next to the chunk's weights (which
-// travel through the lane's private shared-memory slots, see load_stage).
+// travel through the lane's private shared-memory slots, see load_stage). Kept packed as the
+// dequantization uses them (both 16-bit halves), so the K loop does no repacking, and as whole
+// 32-bit registers (16- and 8-bit fields cost a merge instruction on every write).
 struct WeightStage {
-  std::uint16_t s[2];    // scales of rows g and g + 8 (0 for a chunk slice past K: contributes exactly 0)
-  std::uint8_t z[2];     // their zero points
+  std::uint32_t scale2[2];  // rows g and g + 8: s in both halves (0 for a slice past K: W16 = 0 exactly)
+  std::uint32_t zero2[2];   // (base | z) in both halves, see make_params
 };
 
 // Weights are read once: copied asynchronously into this lane's own shared-memory slot (no
@@ -51,6 +53,11 @@ __device__ inline void copy_async_16(uint4* slot, const std::uint8_t* src) {
 __device__ inline void commit_async() { asm volatile("cp.async.commit_group;\n" : : : "memory"); }
 template <int PENDING>
 __device__ inline void wait_async() { asm volatile("cp.async.wait_group %0;\n" : : "n"(PENDING) : "memory"); }
+
+// Read instead of activations by lanes whose slice of a chunk lies past K (the K tail), so the
+// activation loads need no predicate, no zeroing and no per-load address arithmetic: 0 × W16 = 0
+// keeps the sum exact (W16 is 0 there too, see load_stage). Never written; zero-initialized.
+static __device__ uint4 kZeroChunk[4];
 
 // Where one warp's two weight rows (g and g + 8 of its 16) live for the current expert, with this
 // lane's 16-byte column offset folded in; set once per work item so the chunk loop only adds.
@@ -85,52 +92,64 @@ __device__ inline RowPointers row_pointers(const Wna16Params& p, int expert, std
 
 // Starts chunk `chunk` of the warp's rows: weights into `slot` (slot[0]: row g, slot[32]: row g + 8,
 // this lane's 16 bytes of each), scales and zeros into st. The caller commits the async group.
-template <int BITS>
-__device__ inline void load_stage(WeightStage& st, uint4* slot, const Wna16Params& p, const RowPointers& rows, int chunk,
-                                  int t) {
+template <typename T, int BITS>
+__device__ inline void load_stage(WeightStage& st, uint4* slot, const Wna16Params& p, int k, const RowPointers& rows,
+                                  int chunk, int t) {
   using G = ChunkGeometry<BITS>;
   const int k0 = chunk * G::kChunkK + t * G::kThreadK;
-  if (k0 >= p.k) {  // past K: the slot keeps stale codes, but a zero scale makes every W16 exactly 0
-    st.s[0] = st.s[1] = 0;
-    st.z[0] = st.z[1] = 0;
+  if (k0 >= k) {  // past K: the slot keeps stale codes, but a zero scale makes every W16 exactly 0
+    st.scale2[0] = st.scale2[1] = 0;
+    st.zero2[0] = st.zero2[1] = Half16<T>::kBase * 0x00010001u;
     return;
   }
   const int group = k0 >> p.group_shift;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     copy_async_16(slot + 32 * r, rows.weight[r] + static_cast<std::int64_t>(chunk) * 64);
-    st.s[r] = __ldg(rows.scale[r] + group);
-    st.z[r] = rows.zero[r] == nullptr ? static_cast<std::uint8_t>(p.implicit_zero)
-                                      : static_cast<std::uint8_t>((__ldg(rows.zero[r] + group) >> rows.zero_shift[r]) &
-                                                                  (BITS == 4 ? 0xF : 0xFF));
+    st.scale2[r] = static_cast<std::uint32_t>(__ldg(rows.scale[r] + group)) * 0x00010001u;
+  }
+  // Branch on the kernel parameter (uniform across the grid) rather than on the per-lane row
+  // pointers, so the common implicit-zero case costs no loads and no predicates.
+  if (p.qzeros == nullptr) {
+    st.zero2[0] = st.zero2[1] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
+  } else {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const std::uint32_t z = (__ldg(rows.zero[r] + group) >> rows.zero_shift[r]) & (BITS == 4 ? 0xFu : 0xFFu);
+      st.zero2[r] = (Half16<T>::kBase | z) * 0x00010001u;
+    }
   }
 }
 
 // Asks L1 for this lane's activations of a later chunk, so compute_stage finds them there
-// instead of waiting on L2 (the activation rows change with every moe block).
+// instead of waiting on L2 (the activation rows change with every moe block). Every x_rows[tt] is
+// a valid row (padding rows point at row 0 of A).
 template <int BITS, int TT>
-__device__ inline void prefetch_activations(const std::uint16_t* const (&x_rows)[TT], const Wna16Params& p, int chunk, int t) {
+__device__ inline void prefetch_activations(const std::uint16_t* const (&x_rows)[TT], int k, int chunk, int t) {
   using G = ChunkGeometry<BITS>;
   const int k0 = chunk * G::kChunkK + t * G::kThreadK;
-  if (k0 >= p.k) return;
+  if (k0 >= k) return;
 #pragma unroll
   for (int tt = 0; tt < TT; ++tt) {
-    if (x_rows[tt] != nullptr) asm volatile("prefetch.global.L1 [%0];\n" : : "l"(x_rows[tt] + k0));
+    asm volatile("prefetch.global.L1 [%0];\n" : : "l"(x_rows[tt] + k0));
   }
 }
 
 // Adds one chunk's products into acc. x_rows[tt] is the activation row of this lane's token in
-// tile tt (null: padding, contributes 0). Word i accumulates into chain i % C: with few token tiles,
+// tile tt (padding rows point at row 0 of A: the mma's columns are independent and a padding
+// column is never stored). Word i accumulates into chain i % C: with few token tiles,
 // independent chains keep consecutive mma from waiting on each other's accumulators.
 template <typename T, int BITS, int TT, int C>
 __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& st, const uint4* slot,
-                                     const std::uint16_t* const (&x_rows)[TT],
-                                     const Wna16Params& p, int chunk, int t) {
+                                     const std::uint16_t* const (&x_rows)[TT], int k, int chunk, int t) {
   using G = ChunkGeometry<BITS>;
   const int k0 = chunk * G::kChunkK + t * G::kThreadK;
-  const bool active = k0 < p.k;
-  const RowGroupParams q0 = make_params<T>(st.s[0], st.z[0]);
-  const RowGroupParams q1 = make_params<T>(st.s[1], st.z[1]);
+  // Lanes past K read the zero chunk: one select per token tile instead of a predicate per load.
+  const uint4* x_src[TT];
+#pragma unroll
+  for (int tt = 0; tt < TT; ++tt) x_src[tt] = k0 < k ? reinterpret_cast<const uint4*>(x_rows[tt] + k0) : kZeroChunk;
+  const RowGroupParams q0 = make_params<T>(st.scale2[0], st.zero2[0]);
+  const RowGroupParams q1 = make_params<T>(st.scale2[1], st.zero2[1]);
   const uint4 row0 = slot[0];
   const uint4 row1 = slot[32];
   const std::uint32_t w0[4] = {row0.x, row0.y, row0.z, row0.w};
@@ -140,10 +159,7 @@ __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& 
   uint4 x_next[TT];
   if constexpr (BITS == 4) {
 #pragma unroll
-    for (int tt = 0; tt < TT; ++tt) {
-      x_next[tt] = make_uint4(0, 0, 0, 0);
-      if (active && x_rows[tt] != nullptr) x_next[tt] = __ldg(reinterpret_cast<const uint4*>(x_rows[tt] + k0));
-    }
+    for (int tt = 0; tt < TT; ++tt) x_next[tt] = __ldg(x_src[tt]);
   }
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -152,10 +168,7 @@ __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& 
 #pragma unroll
       for (int tt = 0; tt < TT; ++tt) {
         const uint4 x = x_next[tt];
-        if (i < 3) {
-          x_next[tt] = make_uint4(0, 0, 0, 0);
-          if (active && x_rows[tt] != nullptr) x_next[tt] = __ldg(reinterpret_cast<const uint4*>(x_rows[tt] + k0 + 8 * (i + 1)));
-        }
+        if (i < 3) x_next[tt] = __ldg(x_src[tt] + i + 1);
         xp[tt][0] = __byte_perm(x.x, x.z, 0x5410);
         xp[tt][1] = __byte_perm(x.x, x.z, 0x7632);
         xp[tt][2] = __byte_perm(x.y, x.w, 0x5410);
@@ -173,8 +186,7 @@ __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& 
                                   dequant8_pair<T>(w0[i], 1, q0), dequant8_pair<T>(w1[i], 1, q1)};
 #pragma unroll
       for (int tt = 0; tt < TT; ++tt) {
-        uint2 x = make_uint2(0, 0);
-        if (active && x_rows[tt] != nullptr) x = __ldg(reinterpret_cast<const uint2*>(x_rows[tt] + k0 + 4 * i));
+        const uint2 x = __ldg(reinterpret_cast<const uint2*>(x_src[tt]) + i);
         Half16<T>::mma(acc[i % C][tt], a, __byte_perm(x.x, x.y, 0x5410), __byte_perm(x.x, x.y, 0x7632));
       }
     }
@@ -200,7 +212,8 @@ __global__ void __launch_bounds__(kWna16Threads, TT == 1 ? 5 : TT == 2 ? 4 : 2) 
 
   const std::int64_t blocks = min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
   const std::int64_t items = blocks * p.row_groups * p.n_tiles;
-  const int chunks = static_cast<int>((p.k + G::kChunkK - 1) / G::kChunkK);
+  const int k = static_cast<int>(p.k);  // < 2^30 (checked on the host): 32-bit compares in the K loop
+  const int chunks = (k + G::kChunkK - 1) / G::kChunkK;
   const int chunk_begin = chunks * wk / p.warps_k;
   const int chunk_end = chunks * (wk + 1) / p.warps_k;
 
@@ -233,7 +246,7 @@ __global__ void __launch_bounds__(kWna16Threads, TT == 1 ? 5 : TT == 2 ? 4 : 2) 
       for (int tt = 0; tt < TT; ++tt) {
         const int r = tt * 8 + g;
         const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
-        x_rows[tt] = (sid >= 0 && sid < p.num_slots) ? p.a + (sid / p.top_k) * p.k : nullptr;
+        x_rows[tt] = (sid >= 0 && sid < p.num_slots) ? p.a + (sid / p.top_k) * p.k : p.a;
       }
       const RowPointers row_ptrs = row_pointers<BITS>(p, expert, n0 + g, t);
       WeightStage stage[kStages];
@@ -242,7 +255,7 @@ __global__ void __launch_bounds__(kWna16Threads, TT == 1 ? 5 : TT == 2 ? 4 : 2) 
       // are complete" always means "the chunk about to be computed has landed".
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
-        if (chunk_begin + s < chunk_end) load_stage<BITS>(stage[s], slots + 64 * s, p, row_ptrs, chunk_begin + s, t);
+        if (chunk_begin + s < chunk_end) load_stage<T, BITS>(stage[s], slots + 64 * s, p, k, row_ptrs, chunk_begin + s, t);
         commit_async();
       }
       for (int c = chunk_begin; c < chunk_end; c += kStages) {
@@ -250,10 +263,10 @@ __global__ void __launch_bounds__(kWna16Threads, TT == 1 ? 5 : TT == 2 ? 4 : 2) 
         for (int s = 0; s < kStages; ++s) {
           if (c + s < chunk_end) {
             wait_async<kStages - 1>();
-            compute_stage<T, BITS, TT, kChains>(chains, stage[s], slots + 64 * s, x_rows, p, c + s, t);
+            compute_stage<T, BITS, TT, kChains>(chains, stage[s], slots + 64 * s, x_rows, k, c + s, t);
             if (c + s + kStages < chunk_end) {
-              load_stage<BITS>(stage[s], slots + 64 * s, p, row_ptrs, c + s + kStages, t);
-              prefetch_activations<BITS, TT>(x_rows, p, c + s + kStages, t);
+              load_stage<T, BITS>(stage[s], slots + 64 * s, p, k, row_ptrs, c + s + kStages, t);
+              prefetch_activations<BITS, TT>(x_rows, k, c + s + kStages, t);
             }
             commit_async();
           }
