@@ -10,6 +10,8 @@
 // Data movement: a thread reads 16 contiguous bytes of a weight row per chunk (4 threads cover
 // one row's 64-byte chunk, 16 rows per warp); chunks are prefetched `kStages` deep with cp.async
 // into the lane's own shared-memory slots (scales and zero points in registers alongside).
+// Activations come from global memory (L1): for 4-bit 8-row items a whole chunk ahead into
+// registers, otherwise one 16-byte word ahead (see holds_chunk_activations).
 // The mma's reduction index is a permutation of real k chosen so one mask extracts two codes:
 // the thread's logical pair (2t, 2t+1) is real (k_p, k_{p+4}) of a 32-bit word (4-bit) or
 // (k_p, k_{p+2}) (8-bit); activations are permuted the same way with byte_perm.
@@ -135,14 +137,50 @@ __device__ inline void prefetch_activations(const std::uint16_t* const (&x_rows)
   }
 }
 
+// 4-bit items of 8 rows hold the activations of a whole chunk in registers (16 per thread), loaded
+// while the chunk before computes. Why: requested one word ahead, as larger items do, they were
+// the long-scoreboard stall of the K loop (ncu, DeepSeek-V3 w13 M = 64: waiting on L1TEX data was
+// 43 % of the cycles between issues); a chunk ahead hides even an L2 round trip. (Staging them in
+// shared memory, shared by the 4 warps, was measured too: 1.7–4.7× slower, the per-chunk barrier
+// couples the warps' weight streams.)
+template <int BITS, int TT>
+constexpr bool holds_chunk_activations() { return BITS == 4 && TT == 1; }
+
+template <int TT>
+struct ChunkActivations {
+  uint4 word[TT][4];  // 8 consecutive k per word, as loaded
+};
+
+// Lanes past K read the zero chunk: one select per token tile instead of a predicate per load.
+template <int BITS, int TT>
+__device__ inline void load_chunk_activations(ChunkActivations<TT>& x, const std::uint16_t* const (&x_rows)[TT], int k,
+                                              int chunk, int t) {
+  using G = ChunkGeometry<BITS>;
+  const int k0 = chunk * G::kChunkK + t * G::kThreadK;
+#pragma unroll
+  for (int tt = 0; tt < TT; ++tt) {
+    const uint4* src = k0 < k ? reinterpret_cast<const uint4*>(x_rows[tt] + k0) : kZeroChunk;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) x.word[tt][i] = __ldg(src + i);
+  }
+}
+
 // Adds one chunk's products into acc. x_rows[tt] is the activation row of this lane's token in
 // tile tt (padding rows point at row 0 of A: the mma's columns are independent and a padding
 // column is never stored). Word i accumulates into chain i % C: with few token tiles,
 // independent chains keep consecutive mma from waiting on each other's accumulators.
-template <typename T, int BITS, int TT, int C>
+// HELD (see holds_chunk_activations): `held` carries this chunk's activations in and, when
+// load_next, the next chunk's out; otherwise `held` is unused and they are loaded here.
+template <typename T, int BITS, int TT, int C, bool HELD>
 __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& st, const uint4* slot,
-                                     const std::uint16_t* const (&x_rows)[TT], int k, int chunk, int t) {
+                                     const std::uint16_t* const (&x_rows)[TT], int k, int chunk, int t,
+                                     ChunkActivations<TT>& held, bool load_next) {
   using G = ChunkGeometry<BITS>;
+  ChunkActivations<TT> current;
+  if constexpr (HELD) {
+    current = held;
+    if (load_next) load_chunk_activations<BITS, TT>(held, x_rows, k, chunk + 1, t);
+  }
   const int k0 = chunk * G::kChunkK + t * G::kThreadK;
   // Lanes past K read the zero chunk: one select per token tile instead of a predicate per load.
   const uint4* x_src[TT];
@@ -154,10 +192,10 @@ __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& 
   const uint4 row1 = slot[32];
   const std::uint32_t w0[4] = {row0.x, row0.y, row0.z, row0.w};
   const std::uint32_t w1[4] = {row1.x, row1.y, row1.z, row1.w};
-  // 4-bit: the activations of word i + 1 are requested while word i is dequantized, so their
-  // (L1) latency is hidden behind independent work instead of stalling the next byte_perm.
+  // 4-bit, not HELD: the activations of word i + 1 are requested while word i is dequantized, so
+  // their (L1) latency is hidden behind independent work instead of stalling the next byte_perm.
   uint4 x_next[TT];
-  if constexpr (BITS == 4) {
+  if constexpr (BITS == 4 && !HELD) {
 #pragma unroll
     for (int tt = 0; tt < TT; ++tt) x_next[tt] = __ldg(x_src[tt]);
   }
@@ -167,8 +205,13 @@ __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& 
       std::uint32_t xp[TT][4];
 #pragma unroll
       for (int tt = 0; tt < TT; ++tt) {
-        const uint4 x = x_next[tt];
-        if (i < 3) x_next[tt] = __ldg(x_src[tt] + i + 1);
+        uint4 x;
+        if constexpr (HELD) {
+          x = current.word[tt][i];
+        } else {
+          x = x_next[tt];
+          if (i < 3) x_next[tt] = __ldg(x_src[tt] + i + 1);
+        }
         xp[tt][0] = __byte_perm(x.x, x.z, 0x5410);
         xp[tt][1] = __byte_perm(x.x, x.z, 0x7632);
         xp[tt][2] = __byte_perm(x.y, x.w, 0x5410);
@@ -194,11 +237,15 @@ __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& 
 }
 
 template <typename T, int BITS, int TT>
-__global__ void __launch_bounds__(kWna16Threads, TT == 1 ? 5 : TT == 2 ? 4 : 2) wna16_moe_kernel(const Wna16Params p) {
+// Blocks per SM: 4 for 8-row items too (not the 5 their registers allow): measured 8–20 % faster
+// in decode with the activations still requested word by word, and it leaves room for the held
+// chunk of activations.
+__global__ void __launch_bounds__(kWna16Threads, TT <= 2 ? 4 : 2) wna16_moe_kernel(const Wna16Params p) {
   using G = ChunkGeometry<BITS>;
   constexpr int kStages = TT <= 2 ? 4 : 3;  // chunks in flight per warp (shared memory slots; scales in registers)
   constexpr int kRows = 8 * TT;
   constexpr int kChains = TT <= 2 ? 2 : 1;  // accumulator chains per token tile (see compute_stage)
+  constexpr bool kHeld = holds_chunk_activations<BITS, TT>();
   __shared__ float partial[4][TT][4][32];
   __shared__ uint4 ring[4][kStages][2][32];  // per warp, per stage: two weight rows × 32 lanes
 
@@ -251,6 +298,8 @@ __global__ void __launch_bounds__(kWna16Threads, TT == 1 ? 5 : TT == 2 ? 4 : 2) 
       const RowPointers row_ptrs = row_pointers<BITS>(p, expert, n0 + g, t);
       WeightStage stage[kStages];
       uint4* slots = &ring[warp][0][0][lane];  // stage s: slots + 64·s
+      ChunkActivations<TT> held;
+      if constexpr (kHeld) load_chunk_activations<BITS, TT>(held, x_rows, k, chunk_begin, t);
       // One async group per chunk, empty ones included, so "all but the newest kStages − 1 groups
       // are complete" always means "the chunk about to be computed has landed".
 #pragma unroll
@@ -263,10 +312,11 @@ __global__ void __launch_bounds__(kWna16Threads, TT == 1 ? 5 : TT == 2 ? 4 : 2) 
         for (int s = 0; s < kStages; ++s) {
           if (c + s < chunk_end) {
             wait_async<kStages - 1>();
-            compute_stage<T, BITS, TT, kChains>(chains, stage[s], slots + 64 * s, x_rows, k, c + s, t);
+            compute_stage<T, BITS, TT, kChains, kHeld>(chains, stage[s], slots + 64 * s, x_rows, k, c + s, t, held,
+                                                       c + s + 1 < chunk_end);
             if (c + s + kStages < chunk_end) {
               load_stage<T, BITS>(stage[s], slots + 64 * s, p, k, row_ptrs, c + s + kStages, t);
-              prefetch_activations<BITS, TT>(x_rows, k, c + s + kStages, t);
+              if constexpr (!kHeld) prefetch_activations<BITS, TT>(x_rows, k, c + s + kStages, t);
             }
             commit_async();
           }
