@@ -1,14 +1,15 @@
 // Internal: the WNA16 MoE GEMM kernel.
 //
 // Work item = (moe block, row group, N tile). A thread block of 4 warps owns one item at a time
-// (persistent grid; each block takes a contiguous run of items, so one launch serves any E). Warp layout: warps_n × warps_k with
-// warps_n·warps_k = 4; a warp computes 16 output columns (n) for all rows of the item over its
+// (persistent grid; each block takes a contiguous run of items, so one launch serves any E).
+// Warp layout: warps_n × warps_k with warps_n·warps_k = 4; a warp computes 16·RT output columns
+// (n; RT = wna16_row_tiles: 2 for 4-bit 8-row items, else 1) for all rows of the item over its
 // share of K, as mma.m16n8k16 with the WEIGHTS as the 16-row operand and 8 tokens as the 8-column
 // operand (so an 8-row decode block wastes nothing). Partial sums of the K split are added in
 // shared memory in warp order (deterministic, no atomics).
 //
 // Data movement: a thread reads 16 contiguous bytes of a weight row per chunk (4 threads cover
-// one row's 64-byte chunk, 16 rows per warp); chunks are prefetched `kStages` deep with cp.async
+// one row's 64-byte chunk, 16·RT rows per warp); chunks are prefetched `kStages` deep with cp.async
 // into the lane's own shared-memory slots (scales and zero points in registers alongside).
 // Activations come from global memory (L1): for 4-bit 8-row items a whole chunk ahead into
 // registers, otherwise one 16-byte word ahead (see holds_chunk_activations).
@@ -38,9 +39,11 @@ struct ChunkGeometry {
 // travel through the lane's private shared-memory slots, see load_stage). Kept packed as the
 // dequantization uses them (both 16-bit halves), so the K loop does no repacking, and as whole
 // 32-bit registers (16- and 8-bit fields cost a merge instruction on every write).
+// Row r of the warp's 16·RT rows is n0 + g + 8·r (row tile r / 2).
+template <int RT>
 struct WeightStage {
-  std::uint32_t scale2[2];  // rows g and g + 8: s in both halves (0 for a slice past K: W16 = 0 exactly)
-  std::uint32_t zero2[2];   // (base | z) in both halves, see make_params
+  std::uint32_t scale2[2 * RT];  // s in both halves (0 for a slice past K or a row past N: W16 = 0 exactly)
+  std::uint32_t zero2[2 * RT];   // (base | z) in both halves, see make_params
 };
 
 // Weights are read once: copied asynchronously into this lane's own shared-memory slot (no
@@ -61,21 +64,24 @@ __device__ inline void wait_async() { asm volatile("cp.async.wait_group %0;\n" :
 // keeps the sum exact (W16 is 0 there too, see load_stage). Never written; zero-initialized.
 static __device__ uint4 kZeroChunk[4];
 
-// Where one warp's two weight rows (g and g + 8 of its 16) live for the current expert, with this
+// Where the lane's weight rows (g + 8·r of the warp's 16·RT) live for the current expert, with this
 // lane's 16-byte column offset folded in; set once per work item so the chunk loop only adds.
+// Rows r ≥ valid_rows (past N) point at row g instead: never loaded (see load_stage).
+template <int RT>
 struct RowPointers {
-  const std::uint8_t* weight[2];   // at byte 16·t of the row
-  const std::uint16_t* scale[2];   // row start
-  const std::uint8_t* zero[2];     // row start in qzeros, or null (implicit zero)
-  std::uint32_t zero_shift[2];     // 4-bit: 4·(n & 1)
+  const std::uint8_t* weight[2 * RT];   // at byte 16·t of the row
+  const std::uint16_t* scale[2 * RT];   // row start
+  const std::uint8_t* zero[2 * RT];     // row start in qzeros, or null (implicit zero)
+  std::uint32_t zero_shift[2 * RT];     // 4-bit: 4·(n & 1)
 };
 
-template <int BITS>
-__device__ inline RowPointers row_pointers(const Wna16Params& p, int expert, std::int64_t n_row0, int t) {
-  RowPointers r;
+template <int BITS, int RT>
+__device__ inline RowPointers<RT> row_pointers(const Wna16Params& p, int expert, std::int64_t n_row0, int t,
+                                               int valid_rows) {
+  RowPointers<RT> r;
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const std::int64_t n = n_row0 + 8 * i;
+  for (int i = 0; i < 2 * RT; ++i) {
+    const std::int64_t n = n_row0 + (i < valid_rows ? 8 * i : 0);
     const std::int64_t row = static_cast<std::int64_t>(expert) * p.n + n;
     r.weight[i] = p.qweight + row * p.row_bytes + 16 * t;
     r.scale[i] = p.scales + row * p.groups;
@@ -92,31 +98,40 @@ __device__ inline RowPointers row_pointers(const Wna16Params& p, int expert, std
   return r;
 }
 
-// Starts chunk `chunk` of the warp's rows: weights into `slot` (slot[0]: row g, slot[32]: row g + 8,
-// this lane's 16 bytes of each), scales and zeros into st. The caller commits the async group.
-template <typename T, int BITS>
-__device__ inline void load_stage(WeightStage& st, uint4* slot, const Wna16Params& p, int k, const RowPointers& rows,
-                                  int chunk, int t) {
+// Starts chunk `chunk` of the warp's rows: weights into `slot` (slot[32·r]: this lane's 16 bytes of
+// row r), scales and zeros into st. The caller commits the async group. A slot that is not loaded
+// (slice past K, row past N: valid_rows is warp-uniform) keeps stale codes, but a zero scale makes
+// every W16 of it exactly 0.
+template <typename T, int BITS, int RT>
+__device__ inline void load_stage(WeightStage<RT>& st, uint4* slot, const Wna16Params& p, int k,
+                                  const RowPointers<RT>& rows, int chunk, int t, int valid_rows) {
   using G = ChunkGeometry<BITS>;
   const int k0 = chunk * G::kChunkK + t * G::kThreadK;
-  if (k0 >= k) {  // past K: the slot keeps stale codes, but a zero scale makes every W16 exactly 0
-    st.scale2[0] = st.scale2[1] = 0;
-    st.zero2[0] = st.zero2[1] = Half16<T>::kBase * 0x00010001u;
+  if (k0 >= k) {
+#pragma unroll
+    for (int r = 0; r < 2 * RT; ++r) {
+      st.scale2[r] = 0;
+      st.zero2[r] = Half16<T>::kBase * 0x00010001u;
+    }
     return;
   }
   const int group = k0 >> p.group_shift;
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    copy_async_16(slot + 32 * r, rows.weight[r] + static_cast<std::int64_t>(chunk) * 64);
-    st.scale2[r] = static_cast<std::uint32_t>(__ldg(rows.scale[r] + group)) * 0x00010001u;
+  for (int r = 0; r < 2 * RT; ++r) {
+    st.scale2[r] = 0;
+    if (r < valid_rows) {
+      copy_async_16(slot + 32 * r, rows.weight[r] + static_cast<std::int64_t>(chunk) * 64);
+      st.scale2[r] = static_cast<std::uint32_t>(__ldg(rows.scale[r] + group)) * 0x00010001u;
+    }
   }
   // Branch on the kernel parameter (uniform across the grid) rather than on the per-lane row
   // pointers, so the common implicit-zero case costs no loads and no predicates.
   if (p.qzeros == nullptr) {
-    st.zero2[0] = st.zero2[1] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
+#pragma unroll
+    for (int r = 0; r < 2 * RT; ++r) st.zero2[r] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
   } else {
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
+    for (int r = 0; r < 2 * RT; ++r) {
       const std::uint32_t z = (__ldg(rows.zero[r] + group) >> rows.zero_shift[r]) & (BITS == 4 ? 0xFu : 0xFFu);
       st.zero2[r] = (Half16<T>::kBase | z) * 0x00010001u;
     }
@@ -171,8 +186,10 @@ __device__ inline void load_chunk_activations(ChunkActivations<TT>& x, const std
 // independent chains keep consecutive mma from waiting on each other's accumulators.
 // HELD (see holds_chunk_activations): `held` carries this chunk's activations in and, when
 // load_next, the next chunk's out; otherwise `held` is unused and they are loaded here.
-template <typename T, int BITS, int TT, int C, bool HELD>
-__device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& st, const uint4* slot,
+// Row tile m (rows 2m, 2m + 1 of the stage) multiplies the same activation fragments: RT > 1
+// spreads each activation load over more weights.
+template <typename T, int BITS, int TT, int C, bool HELD, int RT>
+__device__ inline void compute_stage(float (&acc)[C][RT][TT][4], const WeightStage<RT>& st, const uint4* slot,
                                      const std::uint16_t* const (&x_rows)[TT], int k, int chunk, int t,
                                      ChunkActivations<TT>& held, bool load_next) {
   using G = ChunkGeometry<BITS>;
@@ -186,12 +203,17 @@ __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& 
   const uint4* x_src[TT];
 #pragma unroll
   for (int tt = 0; tt < TT; ++tt) x_src[tt] = k0 < k ? reinterpret_cast<const uint4*>(x_rows[tt] + k0) : kZeroChunk;
-  const RowGroupParams q0 = make_params<T>(st.scale2[0], st.zero2[0]);
-  const RowGroupParams q1 = make_params<T>(st.scale2[1], st.zero2[1]);
-  const uint4 row0 = slot[0];
-  const uint4 row1 = slot[32];
-  const std::uint32_t w0[4] = {row0.x, row0.y, row0.z, row0.w};
-  const std::uint32_t w1[4] = {row1.x, row1.y, row1.z, row1.w};
+  RowGroupParams q[2 * RT];
+  std::uint32_t w[2 * RT][4];
+#pragma unroll
+  for (int r = 0; r < 2 * RT; ++r) {
+    q[r] = make_params<T>(st.scale2[r], st.zero2[r]);
+    const uint4 row = slot[32 * r];
+    w[r][0] = row.x;
+    w[r][1] = row.y;
+    w[r][2] = row.z;
+    w[r][3] = row.w;
+  }
   // 4-bit, not HELD: the activations of word i + 1 are requested while word i is dequantized, so
   // their (L1) latency is hidden behind independent work instead of stalling the next byte_perm.
   uint4 x_next[TT];
@@ -219,35 +241,49 @@ __device__ inline void compute_stage(float (&acc)[C][TT][4], const WeightStage& 
       }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const std::uint32_t a[4] = {dequant4_pair<T>(w0[i], 2 * h, q0), dequant4_pair<T>(w1[i], 2 * h, q1),
-                                    dequant4_pair<T>(w0[i], 2 * h + 1, q0), dequant4_pair<T>(w1[i], 2 * h + 1, q1)};
 #pragma unroll
-        for (int tt = 0; tt < TT; ++tt) Half16<T>::mma(acc[i % C][tt], a, xp[tt][2 * h], xp[tt][2 * h + 1]);
+        for (int m = 0; m < RT; ++m) {
+          const int r0 = 2 * m;
+          const int r1 = 2 * m + 1;
+          const std::uint32_t a[4] = {
+              dequant4_pair<T>(w[r0][i], 2 * h, q[r0]), dequant4_pair<T>(w[r1][i], 2 * h, q[r1]),
+              dequant4_pair<T>(w[r0][i], 2 * h + 1, q[r0]), dequant4_pair<T>(w[r1][i], 2 * h + 1, q[r1])};
+#pragma unroll
+          for (int tt = 0; tt < TT; ++tt) Half16<T>::mma(acc[i % C][m][tt], a, xp[tt][2 * h], xp[tt][2 * h + 1]);
+        }
       }
     } else {
-      const std::uint32_t a[4] = {dequant8_pair<T>(w0[i], 0, q0), dequant8_pair<T>(w1[i], 0, q1),
-                                  dequant8_pair<T>(w0[i], 1, q0), dequant8_pair<T>(w1[i], 1, q1)};
+      uint2 x[TT];
 #pragma unroll
-      for (int tt = 0; tt < TT; ++tt) {
-        const uint2 x = __ldg(reinterpret_cast<const uint2*>(x_src[tt]) + i);
-        Half16<T>::mma(acc[i % C][tt], a, __byte_perm(x.x, x.y, 0x5410), __byte_perm(x.x, x.y, 0x7632));
+      for (int tt = 0; tt < TT; ++tt) x[tt] = __ldg(reinterpret_cast<const uint2*>(x_src[tt]) + i);
+#pragma unroll
+      for (int m = 0; m < RT; ++m) {
+        const int r0 = 2 * m;
+        const int r1 = 2 * m + 1;
+        const std::uint32_t a[4] = {dequant8_pair<T>(w[r0][i], 0, q[r0]), dequant8_pair<T>(w[r1][i], 0, q[r1]),
+                                    dequant8_pair<T>(w[r0][i], 1, q[r0]), dequant8_pair<T>(w[r1][i], 1, q[r1])};
+#pragma unroll
+        for (int tt = 0; tt < TT; ++tt) {
+          Half16<T>::mma(acc[i % C][m][tt], a, __byte_perm(x[tt].x, x[tt].y, 0x5410),
+                         __byte_perm(x[tt].x, x[tt].y, 0x7632));
+        }
       }
     }
   }
 }
 
+// Blocks per SM: 8-row items run 3 (two row tiles, the held chunk of activations and 4 stages of
+// quantization parameters need 160 registers; at 128 they spill).
 template <typename T, int BITS, int TT>
-// Blocks per SM: 4 for 8-row items too (not the 5 their registers allow): measured 8–20 % faster
-// in decode with the activations still requested word by word, and it leaves room for the held
-// chunk of activations.
-__global__ void __launch_bounds__(kWna16Threads, TT <= 2 ? 4 : 2) wna16_moe_kernel(const Wna16Params p) {
+__global__ void __launch_bounds__(kWna16Threads, TT == 1 ? 3 : TT == 2 ? 4 : 2) wna16_moe_kernel(const Wna16Params p) {
   using G = ChunkGeometry<BITS>;
   constexpr int kStages = TT <= 2 ? 4 : 3;  // chunks in flight per warp (shared memory slots; scales in registers)
   constexpr int kRows = 8 * TT;
-  constexpr int kChains = TT <= 2 ? 2 : 1;  // accumulator chains per token tile (see compute_stage)
+  constexpr int RT = wna16_row_tiles(BITS, TT);  // 16-row weight tiles per warp
+  constexpr int kChains = RT == 1 && TT <= 2 ? 2 : 1;  // accumulator chains per token tile (see compute_stage)
   constexpr bool kHeld = holds_chunk_activations<BITS, TT>();
-  __shared__ float partial[4][TT][4][32];
-  __shared__ uint4 ring[4][kStages][2][32];  // per warp, per stage: two weight rows × 32 lanes
+  __shared__ float partial[4][RT][TT][4][32];
+  __shared__ uint4 ring[4][kStages][2 * RT][32];  // per warp, per stage: 2·RT weight rows × 32 lanes
 
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int warp = static_cast<int>(threadIdx.x) >> 5;
@@ -277,14 +313,23 @@ __global__ void __launch_bounds__(kWna16Threads, TT <= 2 ? 4 : 2) wna16_moe_kern
     const bool computes = expert >= 0 && expert < p.num_experts;
     const std::int64_t row0 = block * p.block_size + static_cast<std::int64_t>(row_group) * kRows;
     const int rows = min(kRows, p.block_size - row_group * kRows);
-    const std::int64_t n0 = (static_cast<std::int64_t>(n_tile) * warps_n + wn) * 16;
-    const bool warp_in_n = n0 < p.n;
+    const std::int64_t n0 = (static_cast<std::int64_t>(n_tile) * warps_n + wn) * 16 * RT;
+    // Row tiles of this warp inside N (N % 16 == 0, so a tile is all in or all out); warp-uniform.
+    const std::int64_t tiles_left = (p.n - n0) / 16;
+    const int valid_tiles = tiles_left <= 0 ? 0 : tiles_left >= RT ? RT : static_cast<int>(tiles_left);
+    const bool warp_in_n = valid_tiles > 0;
 
-    float chains[kChains][TT][4];
+    float chains[kChains][RT][TT][4];
 #pragma unroll
     for (int ch = 0; ch < kChains; ++ch) {
 #pragma unroll
-      for (int tt = 0; tt < TT; ++tt) chains[ch][tt][0] = chains[ch][tt][1] = chains[ch][tt][2] = chains[ch][tt][3] = 0.0f;
+      for (int m = 0; m < RT; ++m) {
+#pragma unroll
+        for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) chains[ch][m][tt][j] = 0.0f;
+        }
+      }
     }
 
     if (computes && warp_in_n) {
@@ -295,16 +340,20 @@ __global__ void __launch_bounds__(kWna16Threads, TT <= 2 ? 4 : 2) wna16_moe_kern
         const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
         x_rows[tt] = (sid >= 0 && sid < p.num_slots) ? p.a + (sid / p.top_k) * p.k : p.a;
       }
-      const RowPointers row_ptrs = row_pointers<BITS>(p, expert, n0 + g, t);
-      WeightStage stage[kStages];
-      uint4* slots = &ring[warp][0][0][lane];  // stage s: slots + 64·s
+      const int valid_rows = RT == 1 ? 2 : 2 * valid_tiles;
+      const RowPointers<RT> row_ptrs = row_pointers<BITS, RT>(p, expert, n0 + g, t, valid_rows);
+      WeightStage<RT> stage[kStages];
+      constexpr int kSlotStride = 64 * RT;  // uint4 per stage of one warp
+      uint4* slots = &ring[warp][0][0][lane];  // stage s: slots + kSlotStride·s
       ChunkActivations<TT> held;
       if constexpr (kHeld) load_chunk_activations<BITS, TT>(held, x_rows, k, chunk_begin, t);
       // One async group per chunk, empty ones included, so "all but the newest kStages − 1 groups
       // are complete" always means "the chunk about to be computed has landed".
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
-        if (chunk_begin + s < chunk_end) load_stage<T, BITS>(stage[s], slots + 64 * s, p, k, row_ptrs, chunk_begin + s, t);
+        if (chunk_begin + s < chunk_end) {
+          load_stage<T, BITS, RT>(stage[s], slots + kSlotStride * s, p, k, row_ptrs, chunk_begin + s, t, valid_rows);
+        }
         commit_async();
       }
       for (int c = chunk_begin; c < chunk_end; c += kStages) {
@@ -312,10 +361,11 @@ __global__ void __launch_bounds__(kWna16Threads, TT <= 2 ? 4 : 2) wna16_moe_kern
         for (int s = 0; s < kStages; ++s) {
           if (c + s < chunk_end) {
             wait_async<kStages - 1>();
-            compute_stage<T, BITS, TT, kChains, kHeld>(chains, stage[s], slots + 64 * s, x_rows, k, c + s, t, held,
-                                                       c + s + 1 < chunk_end);
+            compute_stage<T, BITS, TT, kChains, kHeld, RT>(chains, stage[s], slots + kSlotStride * s, x_rows, k,
+                                                           c + s, t, held, c + s + 1 < chunk_end);
             if (c + s + kStages < chunk_end) {
-              load_stage<T, BITS>(stage[s], slots + 64 * s, p, k, row_ptrs, c + s + kStages, t);
+              load_stage<T, BITS, RT>(stage[s], slots + kSlotStride * s, p, k, row_ptrs, c + s + kStages, t,
+                                      valid_rows);
               if constexpr (!kHeld) prefetch_activations<BITS, TT>(x_rows, k, c + s + kStages, t);
             }
             commit_async();
@@ -324,32 +374,41 @@ __global__ void __launch_bounds__(kWna16Threads, TT <= 2 ? 4 : 2) wna16_moe_kern
       }
     }
 
-    float acc[TT][4];  // the chains summed in a fixed order
+    float acc[RT][TT][4];  // the chains summed in a fixed order
 #pragma unroll
-    for (int tt = 0; tt < TT; ++tt) {
+    for (int m = 0; m < RT; ++m) {
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        acc[tt][j] = chains[0][tt][j];
+      for (int tt = 0; tt < TT; ++tt) {
 #pragma unroll
-        for (int ch = 1; ch < kChains; ++ch) acc[tt][j] += chains[ch][tt][j];
+        for (int j = 0; j < 4; ++j) {
+          acc[m][tt][j] = chains[0][m][tt][j];
+#pragma unroll
+          for (int ch = 1; ch < kChains; ++ch) acc[m][tt][j] += chains[ch][m][tt][j];
+        }
       }
     }
 
     if (p.warps_k > 1) {
 #pragma unroll
-      for (int tt = 0; tt < TT; ++tt) {
+      for (int m = 0; m < RT; ++m) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) partial[warp][tt][j][lane] = acc[tt][j];
+        for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) partial[warp][m][tt][j][lane] = acc[m][tt][j];
+        }
       }
       __syncthreads();
       if (wk == 0) {
 #pragma unroll
-        for (int tt = 0; tt < TT; ++tt) {
+        for (int m = 0; m < RT; ++m) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            float sum = partial[wn][tt][j][lane];
-            for (int w = 1; w < p.warps_k; ++w) sum += partial[wn + w * warps_n][tt][j][lane];
-            acc[tt][j] = sum;
+          for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              float sum = partial[wn][m][tt][j][lane];
+              for (int w = 1; w < p.warps_k; ++w) sum += partial[wn + w * warps_n][m][tt][j][lane];
+              acc[m][tt][j] = sum;
+            }
           }
         }
       }
@@ -357,16 +416,20 @@ __global__ void __launch_bounds__(kWna16Threads, TT <= 2 ? 4 : 2) wna16_moe_kern
 
     if (wk == 0 && warp_in_n) {
 #pragma unroll
-      for (int tt = 0; tt < TT; ++tt) {
+      for (int m = 0; m < RT; ++m) {
+        if (m >= valid_tiles) continue;
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int r = tt * 8 + 2 * t + (j & 1);
-          if (r >= rows) continue;
-          const std::int64_t sid = p.sorted_token_ids[row0 + r];
-          if (sid < 0 || sid >= p.num_slots) continue;
-          float v = 0.0f;  // rows of a non-local (-1) expert are zeros
-          if (computes) v = p.topk_weights != nullptr ? acc[tt][j] * p.topk_weights[sid] : acc[tt][j];
-          p.c[sid * p.n + n0 + g + 8 * (j >> 1)] = Half16<T>::from_float(v);
+        for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const int r = tt * 8 + 2 * t + (j & 1);
+            if (r >= rows) continue;
+            const std::int64_t sid = p.sorted_token_ids[row0 + r];
+            if (sid < 0 || sid >= p.num_slots) continue;
+            float v = 0.0f;  // rows of a non-local (-1) expert are zeros
+            if (computes) v = p.topk_weights != nullptr ? acc[m][tt][j] * p.topk_weights[sid] : acc[m][tt][j];
+            p.c[sid * p.n + n0 + 16 * m + g + 8 * (j >> 1)] = Half16<T>::from_float(v);
+          }
         }
       }
     }

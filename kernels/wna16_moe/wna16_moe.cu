@@ -55,7 +55,8 @@ void check_arguments(const Wna16MoeArgs& args) {
 
 // Splits K over the 4 warps of a thread block when too few (block, N tile) items exist to keep
 // every SM busy (decode with few experts), keeping ≥ 2 chunks per warp.
-int choose_warps_k(const Wna16MoeArgs& args, std::int64_t block_capacity, std::int64_t row_groups, int sms) {
+int choose_warps_k(const Wna16MoeArgs& args, std::int64_t block_capacity, std::int64_t row_groups, int row_tiles,
+                   int sms) {
   const std::int64_t slots = args.blocks.num_slots;
   const std::int64_t likely_blocks =
       std::min(block_capacity, std::min<std::int64_t>(slots, args.weights.num_experts) + slots / args.blocks.block_size);
@@ -63,7 +64,8 @@ int choose_warps_k(const Wna16MoeArgs& args, std::int64_t block_capacity, std::i
   const std::int64_t chunks = (args.shape.k + chunk_k - 1) / chunk_k;
   const std::int64_t wanted_warps = static_cast<std::int64_t>(sms) * 32;
   int warps_k = 1;
-  while (warps_k < 4 && likely_blocks * row_groups * (args.shape.n / 16) * warps_k < wanted_warps &&
+  const std::int64_t warp_tiles_n = (args.shape.n / 16 + row_tiles - 1) / row_tiles;
+  while (warps_k < 4 && likely_blocks * row_groups * warp_tiles_n * warps_k < wanted_warps &&
          chunks >= 4 * warps_k) {
     warps_k *= 2;
   }
@@ -115,8 +117,9 @@ void wna16_moe(const Wna16MoeArgs& args) {
   p.row_groups = (block_size + 8 * token_tiles - 1) / (8 * token_tiles);
   int sms = 0;
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "wna16_moe: SM count");
-  p.warps_k = choose_warps_k(args, p.block_capacity, p.row_groups, sms);
-  const std::int64_t tile_n = 16 * (4 / p.warps_k);
+  const int row_tiles = detail::wna16_row_tiles(w.bits, token_tiles);
+  p.warps_k = choose_warps_k(args, p.block_capacity, p.row_groups, row_tiles, sms);
+  const std::int64_t tile_n = 16 * row_tiles * (4 / p.warps_k);
   p.n_tiles = static_cast<int>((args.shape.n + tile_n - 1) / tile_n);
   p.implicit_zero = w.bits == 4 ? 8u : 128u;
 
