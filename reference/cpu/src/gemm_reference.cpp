@@ -8,7 +8,7 @@
 #include <string>
 
 #include "decode_table.h"
-#include "parallel_for.h"
+#include "moeval/fixtures/parallel_for.h"
 
 namespace moeval::reference {
 namespace {
