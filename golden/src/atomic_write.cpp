@@ -1,5 +1,7 @@
 #include "moeval/golden/atomic_write.h"
 
+#include <signal.h>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -58,13 +60,26 @@ void replace_atomically(const std::filesystem::path& target,
   sync_path(directory_of(target), true);
 }
 
+namespace {
+
+// A temp file belongs to a writer that still runs when its "<pid>" suffix names a live process
+// (kill(pid, 0) succeeds, or fails only for lack of permission): a concurrent update must not lose it.
+bool writer_alive(const std::string& suffix) {
+  if (suffix.empty() || suffix.find_first_not_of("0123456789") != std::string::npos || suffix.size() > 9) return false;
+  const pid_t pid = static_cast<pid_t>(std::stol(suffix));
+  return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+}
+
+}  // namespace
+
 int remove_stale_temps(const std::filesystem::path& target) {
   const std::string prefix = target.filename().string() + ".tmp.";
   int removed = 0;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(directory_of(target), ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && std::filesystem::remove(entry.path(), ec)) ++removed;
+    if (name.rfind(prefix, 0) != 0 || writer_alive(name.substr(prefix.size()))) continue;
+    if (std::filesystem::remove(entry.path(), ec)) ++removed;
   }
   return removed;
 }

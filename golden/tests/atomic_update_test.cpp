@@ -2,6 +2,8 @@
 // no temp file behind; a killed writer leaves the old file intact and a stale temp file that the
 // next update removes.
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +92,23 @@ TEST(GoldenAtomicUpdate, KilledWriterLeavesOldFileIntact) {
   EXPECT_EQ(files_in(dir.path()).size(), 2u);
   EXPECT_EQ(remove_stale_temps(target), 1);
   EXPECT_EQ(files_in(dir.path()), (std::vector<std::filesystem::path>{"family.h5"}));
+}
+
+// Two updates at once: the second must not delete the temp file the first is still writing.
+TEST(GoldenAtomicUpdate, StaleTempCleanupSparesLiveWriters) {
+  ScratchDir dir("live");
+  const auto target = dir / "family.h5";
+  write_golden_file(target, current_provenance(), "unit", {sample_record("old")});
+  auto live = target;
+  live += ".tmp." + std::to_string(::getpid());  // this process is alive
+  auto dead = target;
+  dead += ".tmp.999999999";  // above any pid_max Linux allows (2^22)
+  std::ofstream(live) << "in progress";
+  std::ofstream(dead) << "left by a crash";
+  EXPECT_EQ(remove_stale_temps(target), 1);
+  EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  std::filesystem::remove(live);
 }
 
 TEST(GoldenAtomicUpdate, SuccessfulRewriteReplacesTheFile) {

@@ -18,7 +18,8 @@ std::filesystem::path temp_path_for(const std::filesystem::path& target);
 void replace_atomically(const std::filesystem::path& target,
                         const std::function<void(const std::filesystem::path& temp)>& write);
 
-// Removes "<target>.tmp.*" files left by a process that was killed mid-write; returns how many.
+// Removes "<target>.tmp.<pid>" files left by a process that was killed mid-write (its pid no longer
+// runs); a live writer's temp file is left alone. Returns how many were removed.
 int remove_stale_temps(const std::filesystem::path& target);
 
 }  // namespace moeval::golden
