@@ -3,7 +3,7 @@
 // Work item = (moe block, row group, N tile). A thread block of 4 warps owns one item at a time
 // (persistent grid; each block takes a contiguous run of items, so one launch serves any E).
 // Warp layout: warps_n × warps_k with warps_n·warps_k = 4; a warp computes 16·RT output columns
-// (n; RT = wna16_row_tiles: 2 for 4-bit 8- and 16-row items, else 1) for all rows of the item
+// (n; RT = wna16_row_tiles: 2 for 4-bit items of ≤ 32 rows, else 1) for all rows of the item
 // over its share of K, as mma.m16n8k16 with the WEIGHTS as the 16-row operand and 8 tokens as
 // the 8-column operand (so an 8-row decode block wastes nothing). Partial sums of the K split are
 // added in shared memory in warp order (deterministic, no atomics).
@@ -272,13 +272,13 @@ __device__ inline void compute_stage(float (&acc)[C][RT][TT][4], const WeightSta
   }
 }
 
-// Blocks per SM (the register budget): items with two row tiles run 3 (8 rows: the two tiles, the
-// held chunk of activations and 4 stages of quantization parameters need 160 registers; at 128
-// they spill; 16 rows: twice the accumulators instead of the held chunk, 168 registers), other
-// 16-row items 4, larger items 2.
+// Blocks per SM (the register budget): 8- and 16-row items with two row tiles run 3 (8 rows: the
+// two tiles, the held chunk of activations and 4 stages of quantization parameters need 160
+// registers; at 128 they spill; 16 rows: twice the accumulators instead of the held chunk, 168),
+// other 16-row items 4, larger items 2 (32 rows with two row tiles: 224 registers).
 template <int BITS, int TT>
 constexpr int wna16_blocks_per_sm() {
-  return wna16_row_tiles(BITS, TT) == 2 ? 3 : TT == 2 ? 4 : 2;
+  return wna16_row_tiles(BITS, TT) == 2 && TT <= 2 ? 3 : TT == 2 ? 4 : 2;
 }
 
 template <typename T, int BITS, int TT>

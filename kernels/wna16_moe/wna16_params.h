@@ -35,12 +35,13 @@ struct Wna16Params {
   std::uint32_t implicit_zero;   // 8 or 128 when qzeros is null
 };
 
-// 16-row weight tiles per warp: 2 for 4-bit items of 8 or 16 rows, else 1. Why: an 8-row item's
-// warp read 2 KiB of activations (L1/L2) per KiB of weights, a 16-row item's 4 KiB; with two tiles
-// each activation load serves twice the weights (H200, DeepSeek-V3 w13 M = 16/64, 8-row items:
-// 590 → 514 µs, 1333 → 1152 µs; M = 256, 16-row items: w13 2541 → 1946 µs, w2 1344 → 1007 µs).
-// The host sizes N tiles with it.
-constexpr int wna16_row_tiles(int bits, int token_tiles) { return bits == 4 && token_tiles <= 2 ? 2 : 1; }
+// 16-row weight tiles per warp: 2 for 4-bit items of 8, 16 or 32 rows, else 1. Why: a warp reads
+// 2 KiB of activations (L1/L2) per KiB of weights per 8 rows of the item (8 KiB at 32 rows); with
+// two tiles each activation load serves twice the weights. H200: DeepSeek-V3 w13 M = 16/64, 8-row
+// items: 590 → 514 µs, 1333 → 1152 µs; M = 256, 16-row items: w13 2541 → 1946 µs, w2 1344 →
+// 1007 µs; 32-row items: Mixtral M = 64 613 → 369 µs, Qwen3 M = 256 269 → 186 µs. (48- and 64-row
+// items already need 212–246 registers with one tile.) The host sizes N tiles with it.
+constexpr int wna16_row_tiles(int bits, int token_tiles) { return bits == 4 && token_tiles <= 4 ? 2 : 1; }
 
 // Launches one persistent grid; token_tiles = rows per item / 8 (1, 2, 4, 6 or 8).
 template <typename T, int BITS>
