@@ -254,5 +254,40 @@ TEST(Wna16Moe, RejectsUnsupportedShapes) {
   expect_reject(bad, "block 24");
 }
 
+// Two 16-row weight tiles per warp (4-bit 8-, 16- and 32-row items): N with an odd number of
+// 16-row tiles, so a warp holds one tile inside N and one past it; N = 16 (one tile, most warps of
+// the block own none); K split across warps; expert maps and dropped slots.
+TEST(Wna16MoeRowTiles, OddRowTilesBlock16) {
+  MOEVAL_REQUIRE_GPUS(1);
+  run_gemm({40, 4, 16, 80, 512, 4, 128, false, ActDType::bf16, 16, true}, 21);
+  run_gemm({40, 4, 16, 80, 512, 4, 32, true, ActDType::f16, 16}, 22);
+  run_gemm({60, 2, 4, 112, 256, 4, 64, false, ActDType::bf16, 16}, 23);
+}
+
+TEST(Wna16MoeRowTiles, OddRowTilesBlock8) {
+  MOEVAL_REQUIRE_GPUS(1);
+  run_gemm({3, 2, 8, 80, 256, 4, 128, false, ActDType::bf16, 8}, 24);
+  run_gemm({9, 2, 8, 48, 256, 4, 64, true, ActDType::f16, 8, true}, 25);
+}
+
+TEST(Wna16MoeRowTiles, SingleTileAndKSplitBlock16) {
+  MOEVAL_REQUIRE_GPUS(1);
+  run_gemm({20, 2, 4, 16, 4096, 4, 64, true, ActDType::bf16, 16}, 26);
+  run_gemm({1, 8, 32, 48, 2048, 4, 128, false, ActDType::bf16, 16, true}, 27);
+  run_gemm({64, 8, 16, 96, 2048, 4, 128, false, ActDType::bf16, 16, true}, 28);
+}
+
+TEST(Wna16MoeRowTiles, Block32RowTiles) {
+  MOEVAL_REQUIRE_GPUS(1);
+  run_gemm({40, 4, 8, 80, 512, 4, 128, false, ActDType::bf16, 32, true}, 31);
+  run_gemm({40, 4, 8, 80, 512, 4, 32, true, ActDType::f16, 32}, 32);
+  run_gemm({20, 2, 4, 16, 4096, 4, 64, true, ActDType::bf16, 32}, 33);
+  run_gemm({100, 2, 4, 256, 1024, 4, 128, false, ActDType::bf16, 32, true}, 34);
+  GemmCase c{30, 2, 9, 96, 256, 4, 64, true, ActDType::bf16, 32, true};
+  c.expert_map = true;
+  c.dropped_slots = true;
+  run_gemm(c, 35);
+}
+
 }  // namespace
 }  // namespace moeval::kernels::test
