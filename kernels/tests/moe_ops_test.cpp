@@ -77,13 +77,6 @@ TEST(MoeOps, TopkCombineSumsInOrderAndSkipsDroppedSlots) {
   }
 }
 
-TEST(MoeOps, BlockSizeHeuristic) {
-  // M·topk / E tokens per expert; the smallest B in {8,..,64} with per_expert < 0.9·B.
-  EXPECT_EQ(choose_block_size({64, 7168, 2048, 256, 8}), 8);    // 2 per expert
-  EXPECT_EQ(choose_block_size({256, 7168, 2048, 256, 8}), 16);  // 8 per expert: 8 ≥ 7.2
-  EXPECT_EQ(choose_block_size({4096, 4096, 14336, 8, 2}), 64);  // 1024 per expert
-}
-
 TEST(MoeForward, LayerMatchesHostModel) {
   MOEVAL_REQUIRE_GPUS(1);
   const ActDType t = ActDType::bf16;
