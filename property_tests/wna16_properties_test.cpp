@@ -135,30 +135,17 @@ void RemoteExpertRowsAreZero() {
 
 // Each property runs through rc::check inside a plain TEST, so a missing device skips it (never
 // passes it); on failure rapidcheck prints the shrunk counterexample and its reproduce string.
-TEST(Wna16Properties, KernelMatchesReferenceDeterministicallyWithIntactCanaries) {
-  MOEVAL_REQUIRE_GPUS(1);
-  EXPECT_TRUE(rc::check("KernelMatchesReferenceDeterministicallyWithIntactCanaries", KernelMatchesReferenceDeterministicallyWithIntactCanaries));
-}
+#define MOEVAL_GPU_PROPERTY(Name)        \
+  TEST(Wna16Properties, Name) {          \
+    MOEVAL_REQUIRE_GPUS(1);              \
+    EXPECT_TRUE(rc::check(#Name, Name)); \
+  }
 
-TEST(Wna16Properties, ZeroRoutingWeightGivesZeroRows) {
-  MOEVAL_REQUIRE_GPUS(1);
-  EXPECT_TRUE(rc::check("ZeroRoutingWeightGivesZeroRows", ZeroRoutingWeightGivesZeroRows));
-}
-
-TEST(Wna16Properties, PermutingTokensPermutesOutputRows) {
-  MOEVAL_REQUIRE_GPUS(1);
-  EXPECT_TRUE(rc::check("PermutingTokensPermutesOutputRows", PermutingTokensPermutesOutputRows));
-}
-
-TEST(Wna16Properties, RelabellingExpertsLeavesOutputUnchanged) {
-  MOEVAL_REQUIRE_GPUS(1);
-  EXPECT_TRUE(rc::check("RelabellingExpertsLeavesOutputUnchanged", RelabellingExpertsLeavesOutputUnchanged));
-}
-
-TEST(Wna16Properties, RemoteExpertRowsAreZero) {
-  MOEVAL_REQUIRE_GPUS(1);
-  EXPECT_TRUE(rc::check("RemoteExpertRowsAreZero", RemoteExpertRowsAreZero));
-}
+MOEVAL_GPU_PROPERTY(KernelMatchesReferenceDeterministicallyWithIntactCanaries)
+MOEVAL_GPU_PROPERTY(ZeroRoutingWeightGivesZeroRows)
+MOEVAL_GPU_PROPERTY(PermutingTokensPermutesOutputRows)
+MOEVAL_GPU_PROPERTY(RelabellingExpertsLeavesOutputUnchanged)
+MOEVAL_GPU_PROPERTY(RemoteExpertRowsAreZero)
 
 }  // namespace
 }  // namespace moeval

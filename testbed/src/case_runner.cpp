@@ -11,37 +11,36 @@ std::string CaseResult::summary() const {
   return s;
 }
 
+CaseResult run_judged(std::string kernel, std::string case_name, int device, Tier tier,
+                      const reference::ReferenceOutput& ref, const std::function<void(GuardedBuffer&)>& launch,
+                      std::vector<const GuardedBuffer*> inputs) {
+  CaseResult result;
+  result.kernel = std::move(kernel);
+  result.case_name = std::move(case_name);
+  result.device = device;
+
+  GuardedBuffer out(result.kernel + ".out", device, std::size_t(ref.rows * ref.cols) * sizeof(std::uint16_t));
+  launch(out);
+  result.output = out.download<std::uint16_t>();
+  out.poison();
+  launch(out);
+  const auto second = out.download<std::uint16_t>();
+
+  result.verdict = tolerance::compare(tier, reference::Matrix16{result.output, ref.rows, ref.cols, ref.dtype}, ref);
+  result.verdict.deterministic = second == result.output;
+  inputs.push_back(&out);
+  result.memory_errors = memory_errors(inputs);
+  result.verdict.canaries_intact = result.memory_errors.empty();
+  return result;
+}
+
 CaseResult run_gemm_case(const GemmKernelUnderTest& kernel, const GemmCase& gemm_case, int device,
                          const reference::ReferenceOutput* reference) {
   std::optional<reference::ReferenceOutput> own_reference;
   if (reference == nullptr) reference = &own_reference.emplace(reference::reference_gemm(gemm_case));
-
-  CaseResult result;
-  result.kernel = kernel.name();
-  result.case_name = gemm_case.problem.name();
-  result.device = device;
-
   auto prepared = kernel.prepare(gemm_case, device);
-  const std::size_t elements = std::size_t(reference->rows * reference->cols);
-  GuardedBuffer out("out", device, elements * sizeof(std::uint16_t));
-
-  prepared->run(out);
-  result.output = out.download<std::uint16_t>();
-  out.poison();
-  prepared->run(out);
-  const auto second = out.download<std::uint16_t>();
-
-  const reference::Matrix16 observed{result.output, reference->rows, reference->cols, gemm_case.w.scheme.act};
-  result.verdict = tolerance::compare(gemm_case.problem.tier, observed, *reference);
-  result.verdict.deterministic = second == result.output;
-
-  for (const GuardedBuffer* b : prepared->buffers()) {
-    if (auto e = b->check_guards(); !e.empty()) result.memory_errors.push_back(e);
-    if (auto e = b->check_unchanged(); !e.empty()) result.memory_errors.push_back(e);
-  }
-  if (auto e = out.check_guards(); !e.empty()) result.memory_errors.push_back(e);
-  result.verdict.canaries_intact = result.memory_errors.empty();
-  return result;
+  return run_judged(kernel.name(), gemm_case.problem.name(), device, gemm_case.problem.tier, *reference,
+                    [&](GuardedBuffer& out) { prepared->run(out); }, prepared->buffers());
 }
 
 }  // namespace moeval::testbed

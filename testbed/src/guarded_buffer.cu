@@ -133,4 +133,13 @@ std::string GuardedBuffer::check_unchanged() const {
   return {};
 }
 
+std::vector<std::string> memory_errors(const std::vector<const GuardedBuffer*>& buffers) {
+  std::vector<std::string> errors;
+  for (const GuardedBuffer* b : buffers) {
+    if (auto e = b->check_guards(); !e.empty()) errors.push_back(e);
+    if (auto e = b->check_unchanged(); !e.empty()) errors.push_back(e);
+  }
+  return errors;
+}
+
 }  // namespace moeval::testbed

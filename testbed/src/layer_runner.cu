@@ -31,30 +31,6 @@ GemmCase stage_gemm(const LayerCase& layer, ProblemKind kind, std::vector<std::u
   return c;
 }
 
-// An elementwise stage (silu_and_mul, combine): run `launch` into a poisoned guarded output,
-// compare it with `ref` in the bounded tier, and check guards and inputs.
-template <class Launch>
-CaseResult run_elementwise(const std::string& name, const std::string& case_name, int device,
-                           const GuardedBuffer& in, const reference::ReferenceOutput& ref, Launch launch) {
-  CaseResult r;
-  r.kernel = name;
-  r.case_name = case_name;
-  r.device = device;
-  GuardedBuffer out(name + ".out", device, std::size_t(ref.rows * ref.cols) * 2);
-  launch(out);
-  r.output = out.download<std::uint16_t>();
-  out.poison();
-  launch(out);
-  r.verdict = tolerance::compare(Tier::bounded, reference::Matrix16{r.output, ref.rows, ref.cols, ref.dtype}, ref);
-  r.verdict.deterministic = out.download<std::uint16_t>() == r.output;
-  for (const GuardedBuffer* b : std::initializer_list<const GuardedBuffer*>{&in, &out}) {
-    if (auto e = b->check_guards(); !e.empty()) r.memory_errors.push_back(e);
-    if (auto e = b->check_unchanged(); !e.empty()) r.memory_errors.push_back(e);
-  }
-  r.verdict.canaries_intact = r.memory_errors.empty();
-  return r;
-}
-
 }  // namespace
 
 bool LayerResult::pass() const {
@@ -89,11 +65,11 @@ LayerResult run_layer_case(const LayerCase& layer, int device, const reference::
   // Stage 2: silu_and_mul on the kernel's GEMM1 output.
   const auto g1_in = GuardedBuffer::upload("gemm1_out", device, g1);
   const auto act_ref = reference::reference_silu_and_mul(reference::Matrix16{g1, slots, 2 * p.inter, act});
-  result.stages.push_back(run_elementwise("silu_and_mul", name, device, g1_in, act_ref, [&](GuardedBuffer& out) {
+  result.stages.push_back(run_judged("silu_and_mul", name, device, Tier::bounded, act_ref, [&](GuardedBuffer& out) {
     kernels::DeviceGuard guard(device);
     kernels::silu_and_mul({g1_in.data(), out.data(), slots, p.inter, to_kernel_dtype(act), nullptr});
     kernels::check_cuda(cudaDeviceSynchronize(), "silu_and_mul");
-  }));
+  }, {&g1_in}));
   const std::vector<std::uint16_t> act_out = result.stages.back().output;
 
   // Stage 3: GEMM2 on the kernel's intermediate (its inputs are no longer exact integers).
@@ -103,11 +79,11 @@ LayerResult run_layer_case(const LayerCase& layer, int device, const reference::
   // Stage 4: combine the kernel's weighted GEMM2 rows.
   const auto g2_in = GuardedBuffer::upload("gemm2_out", device, g2);
   const auto out_ref = reference::reference_combine(reference::Matrix16{g2, slots, p.hidden, act}, p.topk);
-  result.stages.push_back(run_elementwise("topk_combine", name, device, g2_in, out_ref, [&](GuardedBuffer& out) {
+  result.stages.push_back(run_judged("topk_combine", name, device, Tier::bounded, out_ref, [&](GuardedBuffer& out) {
     kernels::DeviceGuard guard(device);
     kernels::topk_combine({g2_in.data(), out.data(), p.tokens, int(p.topk), p.hidden, to_kernel_dtype(act), nullptr});
     kernels::check_cuda(cudaDeviceSynchronize(), "topk_combine");
-  }));
+  }, {&g2_in}));
   const std::vector<std::uint16_t> staged_out = result.stages.back().output;
 
   // End to end: moe_forward must reproduce the staged kernels bit for bit.
@@ -151,13 +127,9 @@ LayerResult run_layer_case(const LayerCase& layer, int device, const reference::
   }
   result.forward_matches_stages = runs[0] == staged_out;
   result.forward_deterministic = runs[0] == runs[1];
-  for (const GuardedBuffer* b : std::initializer_list<const GuardedBuffer*>{&workspace, &out}) {
-    if (auto e = b->check_guards(); !e.empty()) result.memory_errors.push_back(e);
-  }
-  for (const auto& b : bufs) {
-    if (auto e = b.check_guards(); !e.empty()) result.memory_errors.push_back(e);
-    if (auto e = b.check_unchanged(); !e.empty()) result.memory_errors.push_back(e);
-  }
+  std::vector<const GuardedBuffer*> all{&workspace, &out};
+  for (const auto& b : bufs) all.push_back(&b);
+  result.memory_errors = memory_errors(all);
   return result;
 }
 

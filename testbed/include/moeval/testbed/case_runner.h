@@ -3,6 +3,7 @@
 // unchanged inputs. Everything ends in one Verdict with its hooks filled in.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,13 @@ struct CaseResult {
   // One line: kernel, case, device, the verdict summary and any memory error.
   std::string summary() const;
 };
+
+// The judged run shared by every stage: `launch` writes [ref.rows, ref.cols] 16-bit outputs into
+// a poisoned guarded buffer on `device`, twice (bitwise determinism); the first output is compared
+// with `ref` under `tier`; the guards of `inputs` and the output and the inputs' contents are checked.
+CaseResult run_judged(std::string kernel, std::string case_name, int device, Tier tier,
+                      const reference::ReferenceOutput& ref, const std::function<void(GuardedBuffer&)>& launch,
+                      std::vector<const GuardedBuffer*> inputs);
 
 // Runs `gemm_case` on `device`. `reference` may be passed when several kernels or devices share
 // it; otherwise the CPU reference is computed here. Throws what the kernel throws for a case it

@@ -67,4 +67,7 @@ class GuardedBuffer {
   std::vector<std::uint8_t> uploaded_;
 };
 
+// Every guard overrun and modified input among `buffers`, one line each (empty when all are clean).
+std::vector<std::string> memory_errors(const std::vector<const GuardedBuffer*>& buffers);
+
 }  // namespace moeval::testbed
