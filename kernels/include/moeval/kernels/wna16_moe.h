@@ -31,14 +31,9 @@
 #include <cstdint>
 
 #include "moeval/kernels/act_dtype.h"
+#include "moeval/kernels/moe_gemm_types.h"
 
 namespace moeval::kernels {
-
-// Output columns n and reduction length k of one expert's GEMM.
-struct GemmNK {
-  std::int64_t n = 0;
-  std::int64_t k = 0;
-};
 
 // The quantized expert weights of one GEMM (w13 or w2) in WNA16 layout.
 struct Wna16Weights {
@@ -48,16 +43,6 @@ struct Wna16Weights {
   int num_experts = 0;                    // E (local experts on this device)
   int bits = 4;                           // 4 or 8
   int group_size = 128;                   // 32, 64, 128 or -1 (channelwise)
-};
-
-// moe_align's output, as the GEMM reads it.
-struct MoeBlocks {
-  const std::int32_t* sorted_token_ids = nullptr;      // [sorted_capacity]
-  const std::int32_t* expert_ids = nullptr;            // [sorted_capacity / block_size]
-  const std::int32_t* num_tokens_post_padded = nullptr;  // [1]
-  std::int64_t sorted_capacity = 0;  // length of sorted_token_ids (moe_align_sorted_capacity)
-  int block_size = 16;               // B used by moe_align
-  std::int64_t num_slots = 0;        // T = M·topk; ids ≥ T are padding
 };
 
 struct Wna16MoeArgs {

@@ -1,0 +1,103 @@
+// marlin_moe: one MoE GEMM on Marlin-tiled weights, all experts in one launch.
+//
+//   C[sorted_id, n] = round16( w · Σ_k A'[sorted_id, k] · W16[e, k, n] )
+// for every valid sorted_id (< num_slots) of every block b < num_tokens_post_padded / B with
+// e = expert_ids[b] ≥ 0, where w = topk_weights[sorted_id] when mul_topk_weights, else 1, and
+// A'[sorted_id, k] = A[sorted_id / top_k, k] — or, with act-order, A[sorted_id / top_k, perm[e, k]]
+// (the weights' Marlin row k holds checkpoint row perm[e, k]).
+//
+// Weights (device, per expert e contiguous; pf = 8 for 4-bit, 4 for 8-bit):
+//   qweight int32 [E, K/16, N·16/pf]  Marlin tiles: 16×64 tiles laid along N inside each 16-row band
+//                                      of K; in a 4-bit tile (128 words), lane l's 4 words hold rows
+//                                      (2t, 2t+1, 2t+8, 2t+9) × columns (c, c+8) of each 16-column
+//                                      group, t = l % 4, c = l / 4 (8-bit: 256 words, 8 per lane).
+//   scales  16-bit [E, G, N]           activation dtype, column-permuted: the grouped permutation
+//                                      when G > 1 (and always with act-order), the channelwise one
+//                                      when G == 1. The kernel derives which from G, exactly as the
+//                                      packer must (a packer that decides from another size is the
+//                                      wrong-size_k bug class, and the checks catch it).
+//   zeros   int32 [E, G, N/pf]         zero-point types only: grouped permutation, interleave, packed.
+//   g_idx   int32 [E, K]               act-order only: group of each Marlin row (non-decreasing).
+//   perm    int32 [E, K]               act-order only: checkpoint row of each Marlin row.
+// G = num_groups: K / group_size, 1 when channelwise; with a K shard (is_k_full = false) the GLOBAL
+// group count of the layer, since a rank keeps every group's scales and finds its rows' groups
+// through g_idx.
+//
+// Dequantization recipe (as wna16_moe, DequantRecipe::sub_then_mul): W16 = round16((u − z)·s) with
+// one rounding; z = 8 (uint4b8), 128 (uint8b128) or the stored zero point. fp32 accumulation on
+// tensor cores; the routing weight multiplies the fp32 sum, then ONE rounding to 16 bits.
+// Rows of blocks whose expert is −1 (or ≥ E, a caller bug never dereferenced) are written as zeros;
+// padding ids (≥ num_slots) are never loaded or stored. Deterministic: no atomics; a K split inside
+// a thread block is reduced in a fixed order.
+//
+// Act-order: activations are first gathered through perm into the workspace (one row per routed
+// slot, [num_slots, K] 16-bit), then the GEMM reads them with top_k = 1. With is_k_full the groups
+// are contiguous runs of group_size Marlin rows (plain grouped quantization on the permuted K);
+// without it every row's group is read from g_idx (a K shard of a row-parallel layer).
+//
+// Supported (std::invalid_argument otherwise, naming the argument and the allowed values):
+//   type uint4b8, uint4 (zero points), uint8b128, uint8 (zero points); group_size 32, 64, 128 or −1;
+//   K % 16 == 0, N % 64 == 0, K % group_size == 0 unless act-order without is_k_full; act-order only
+//   for uint4b8/uint8b128 with a group size; block_size ∈ {8, 16, 32, 48, 64, 128};
+//   16-byte aligned qweight and scales, 4-byte aligned A and C; every pointer on one device (the
+//   launch goes to that device and the caller's current device is restored); workspace ≥
+//   marlin_moe_workspace_bytes(args).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "moeval/kernels/act_dtype.h"
+#include "moeval/kernels/moe_gemm_types.h"
+
+namespace moeval::kernels {
+
+enum class MarlinWeightType : std::uint8_t { uint4b8, uint4, uint8b128, uint8 };
+
+constexpr int marlin_bits(MarlinWeightType t) {
+  return t == MarlinWeightType::uint4b8 || t == MarlinWeightType::uint4 ? 4 : 8;
+}
+constexpr bool marlin_has_zero_points(MarlinWeightType t) {
+  return t == MarlinWeightType::uint4 || t == MarlinWeightType::uint8;
+}
+
+// The quantized expert weights of one GEMM (w13 or w2) in Marlin layout.
+struct MarlinMoeWeights {
+  const std::uint32_t* qweight = nullptr;  // [E, K/16, N·16/pf]
+  const void* scales = nullptr;            // [E, G, N], activation dtype, permuted
+  const std::uint32_t* zeros = nullptr;    // [E, G, N/pf], zero-point types only
+  const std::int32_t* g_idx = nullptr;     // [E, K], act-order only
+  const std::int32_t* perm = nullptr;      // [E, K], act-order only
+  int num_experts = 0;                     // E (local experts on this device)
+  MarlinWeightType type = MarlinWeightType::uint4b8;
+  int group_size = 128;                    // 32, 64, 128 or -1 (channelwise)
+  int num_groups = 0;                      // G (rows of scales per expert); see above
+  bool act_order = false;
+  bool is_k_full = true;                   // act-order only: false = K shard, groups from g_idx
+};
+
+struct MarlinMoeArgs {
+  const void* a = nullptr;  // [T / top_k, K] activation dtype, row-major
+  void* c = nullptr;        // [T, N] activation dtype, row = sorted_id
+  MarlinMoeWeights weights;
+  MoeBlocks blocks;
+  GemmNK shape;
+  int top_k = 1;  // A row = sorted_id / top_k (GEMM1: topk, GEMM2: 1)
+  ActDType dtype = ActDType::bf16;
+  const float* topk_weights = nullptr;  // [T] flat [M, topk]; required when mul_topk_weights
+  bool mul_topk_weights = false;
+  void* workspace = nullptr;  // marlin_moe_workspace_bytes(args) bytes, 16-byte aligned, on the device
+  std::size_t workspace_bytes = 0;
+  cudaStream_t stream = nullptr;
+};
+
+// Workspace bytes: act-order needs the gathered activations, num_slots · K · 2 bytes rounded up to
+// 256; without act-order 0 (the K split is reduced inside a thread block, no global scratch).
+std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args);
+
+// Throws std::invalid_argument for unsupported input, std::runtime_error for CUDA failures.
+void marlin_moe(const MarlinMoeArgs& args);
+
+}  // namespace moeval::kernels
