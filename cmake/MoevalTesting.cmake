@@ -1,6 +1,6 @@
 include(GoogleTest)
 
-# moeval_add_test(<name> LABELS <cpu|gpu|multi_gpu|large ...> SOURCES <files> LIBS <targets>)
+# moeval_add_test(<name> LABELS <cpu|gpu|multi_gpu|large|sanitize ...> SOURCES <files> LIBS <targets>)
 #
 # Every gtest case becomes its own ctest test carrying the labels. A GPU test on a machine without a
 # device calls GTEST_SKIP(); the SKIP_REGULAR_EXPRESSION turns that into ctest's "Skipped" (never
@@ -8,7 +8,7 @@ include(GoogleTest)
 function(moeval_add_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "LABELS;SOURCES;LIBS" ${ARGN})
   if(NOT ARG_LABELS)
-    message(FATAL_ERROR "moeval_add_test(${name}): LABELS is required (cpu, gpu, multi_gpu, large)")
+    message(FATAL_ERROR "moeval_add_test(${name}): LABELS is required (cpu, gpu, multi_gpu, large, sanitize)")
   endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)

@@ -1,6 +1,7 @@
 #include "moeval/testbed/case_runner.h"
 
 #include "moeval/reference/gemm_reference.h"
+#include "moeval/testbed/devices.h"
 #include "moeval/tolerance/compare.h"
 
 namespace moeval::testbed {
@@ -8,6 +9,7 @@ namespace moeval::testbed {
 std::string CaseResult::summary() const {
   std::string s = kernel + " " + case_name + " device " + std::to_string(device) + ": " + verdict.summary();
   for (const auto& e : memory_errors) s += "\n  memory: " + e;
+  for (const auto& e : contract_errors) s += "\n  device: " + e;
   return s;
 }
 
@@ -19,11 +21,26 @@ CaseResult run_judged(std::string kernel, std::string case_name, int device, Tie
   result.case_name = std::move(case_name);
   result.device = device;
 
-  GuardedBuffer out(result.kernel + ".out", device, std::size_t(ref.rows * ref.cols) * sizeof(std::uint16_t));
-  launch(out);
+  // The kernel is called the way a serving process on another rank calls it: its data on `device`,
+  // a different device current. Only after it returns does the runner make `device` current, to
+  // wait for it (an asynchronous fault surfaces there).
+  const auto call = [&](GuardedBuffer& out) {
+    {
+      ForeignCurrentDevice caller(device);
+      launch(out);
+      if (auto e = caller.check_restored(result.kernel); !e.empty()) result.contract_errors.push_back(e);
+      // A launch that went to the current device instead of the data's faults there.
+      synchronize_device(caller.current(), result.kernel + " (device " + std::to_string(caller.current()) +
+                                               " current, data on device " + std::to_string(device) + ")");
+    }
+    synchronize_device(device, result.kernel + " on device " + std::to_string(device));
+  };
+  GuardedBuffer out(result.kernel + ".out", device, std::size_t(ref.rows * ref.cols) * sizeof(std::uint16_t),
+                    sizeof(std::uint16_t));
+  call(out);
   result.output = out.download<std::uint16_t>();
   out.poison();
-  launch(out);
+  call(out);
   const auto second = out.download<std::uint16_t>();
 
   result.verdict = tolerance::compare(tier, reference::Matrix16{result.output, ref.rows, ref.cols, ref.dtype}, ref);

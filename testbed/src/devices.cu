@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include "moeval/kernels/device_info.h"
+
 namespace moeval::testbed {
 
 const DeviceCount& visible_devices() {
@@ -18,6 +20,31 @@ const DeviceCount& visible_devices() {
     return d;
   }();
   return devices;
+}
+
+int foreign_device(int data_device) {
+  const int count = visible_devices().count;
+  return count >= 2 ? (data_device + 1) % count : data_device;
+}
+
+ForeignCurrentDevice::ForeignCurrentDevice(int data_device) : current_(foreign_device(data_device)) {
+  kernels::check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+  kernels::check_cuda(cudaSetDevice(current_), "cudaSetDevice (foreign current device)");
+}
+
+ForeignCurrentDevice::~ForeignCurrentDevice() { cudaSetDevice(previous_); }
+
+std::string ForeignCurrentDevice::check_restored(const std::string& who) const {
+  int now = -1;
+  kernels::check_cuda(cudaGetDevice(&now), "cudaGetDevice");
+  if (now == current_) return {};
+  return who + " left device " + std::to_string(now) + " current (the caller had made device " +
+         std::to_string(current_) + " current)";
+}
+
+void synchronize_device(int device, const std::string& what) {
+  kernels::DeviceGuard guard(device);
+  kernels::check_cuda(cudaDeviceSynchronize(), what.c_str());
 }
 
 }  // namespace moeval::testbed

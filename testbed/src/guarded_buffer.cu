@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "moeval/kernels/device_info.h"
@@ -12,36 +14,70 @@ namespace {
 using kernels::check_cuda;
 using kernels::DeviceGuard;
 
+bool exact_size_mode = false;
+
 // Pattern byte for guard position i: varies along the guard so a memset-like overrun of any
 // constant is caught, and differs between the two guards.
 std::uint8_t guard_byte(std::size_t i, bool after) {
   return std::uint8_t((i * 131u + (after ? 0x5Au : 0xA5u)) ^ (i >> 8));
 }
 
-std::vector<std::uint8_t> guard_pattern(bool after) {
-  std::vector<std::uint8_t> p(GuardedBuffer::kGuardBytes);
-  for (std::size_t i = 0; i < p.size(); ++i) p[i] = guard_byte(i, after);
-  return p;
+// Guard element j of `element_bytes`: always a NaN of that width, with a payload that varies along
+// the guard (and between the guards), and alternating signs, so a constant overrun still differs
+// from most of it and an index read from it is far off in either direction.
+//   16-bit: 0x7F80 | m or 0xFF80 | m, m in 1..127: exponent all ones in bf16 (8 bits) and fp16
+//           (5 bits), mantissa non-zero in both — a NaN either way.
+//   32-bit: 0x7F800000 | m or 0xFF800000 | m, m in 1..2^22-1: an fp32 NaN; as an int32 index
+//           ≥ 2^31 − 2^23 or in −2^23 .. −2^22, both millions of elements outside the buffer.
+std::uint32_t guard_element(std::size_t j, bool after, std::size_t element_bytes) {
+  const std::uint32_t mix = std::uint32_t(j * 2654435761u) ^ (after ? 0x5A5A5Au : 0x3C3C3Cu);
+  if (element_bytes == 2) return ((j & 1) ? 0xFF80u : 0x7F80u) | (1u + mix % 127u);
+  return ((j & 1) ? 0xFF800000u : 0x7F800000u) | (1u + mix % 0x3FFFFFu);
 }
 
 }  // namespace
 
-GuardedBuffer::GuardedBuffer(std::string name, int device, std::size_t bytes, std::uint8_t poison_byte)
-    : name_(std::move(name)), device_(device), bytes_(bytes) {
+std::vector<std::uint8_t> guard_pattern(bool after, std::size_t bytes, std::size_t element_bytes) {
+  std::vector<std::uint8_t> p(bytes);
+  if (element_bytes == 1) {
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = guard_byte(i, after);
+    return p;
+  }
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    // Little-endian bytes of element i / element_bytes.
+    p[i] = std::uint8_t(guard_element(i / element_bytes, after, element_bytes) >> (8 * (i % element_bytes)));
+  }
+  return p;
+}
+
+void GuardedBuffer::set_exact_size(bool exact) { exact_size_mode = exact; }
+bool GuardedBuffer::exact_size() { return exact_size_mode; }
+
+GuardedBuffer::GuardedBuffer(std::string name, int device, std::size_t bytes, std::size_t element_bytes,
+                             std::uint8_t poison_byte)
+    : name_(std::move(name)), device_(device), bytes_(bytes), element_bytes_(element_bytes),
+      guard_(exact_size_mode ? 0 : kGuardBytes) {
+  if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4) {
+    throw std::invalid_argument(name_ + ": element_bytes = " + std::to_string(element_bytes) + "; allowed 1, 2 or 4");
+  }
+  if (guard_ == 0 && bytes_ == 0) return;  // exact size: nothing to allocate (data() is null)
   DeviceGuard guard(device_);
   void* raw = nullptr;
-  check_cuda(cudaMalloc(&raw, bytes_ + 2 * kGuardBytes), ("cudaMalloc for " + name_).c_str());
+  check_cuda(cudaMalloc(&raw, bytes_ + 2 * guard_), ("cudaMalloc for " + name_).c_str());
   base_ = static_cast<std::uint8_t*>(raw);
-  payload_ = base_ + kGuardBytes;
-  const auto before = guard_pattern(false);
-  const auto after = guard_pattern(true);
-  check_cuda(cudaMemcpy(base_, before.data(), kGuardBytes, cudaMemcpyHostToDevice), "guard upload");
-  check_cuda(cudaMemcpy(payload_ + bytes_, after.data(), kGuardBytes, cudaMemcpyHostToDevice), "guard upload");
+  payload_ = base_ + guard_;
+  if (guard_ > 0) {
+    const auto before = guard_pattern(false, guard_, element_bytes_);
+    const auto after = guard_pattern(true, guard_, element_bytes_);
+    check_cuda(cudaMemcpy(base_, before.data(), guard_, cudaMemcpyHostToDevice), "guard upload");
+    check_cuda(cudaMemcpy(payload_ + bytes_, after.data(), guard_, cudaMemcpyHostToDevice), "guard upload");
+  }
   poison(poison_byte);
 }
 
-GuardedBuffer GuardedBuffer::upload(std::string name, int device, const void* host, std::size_t bytes) {
-  GuardedBuffer b(std::move(name), device, bytes);
+GuardedBuffer GuardedBuffer::upload(std::string name, int device, const void* host, std::size_t bytes,
+                                    std::size_t element_bytes) {
+  GuardedBuffer b(std::move(name), device, bytes, element_bytes);
   if (bytes > 0) {
     DeviceGuard guard(device);
     check_cuda(cudaMemcpy(b.payload_, host, bytes, cudaMemcpyHostToDevice), ("upload of " + b.name_).c_str());
@@ -61,6 +97,8 @@ GuardedBuffer& GuardedBuffer::operator=(GuardedBuffer&& other) noexcept {
     name_ = std::move(other.name_);
     device_ = other.device_;
     bytes_ = other.bytes_;
+    element_bytes_ = other.element_bytes_;
+    guard_ = other.guard_;
     base_ = std::exchange(other.base_, nullptr);
     payload_ = std::exchange(other.payload_, nullptr);
     uploaded_ = std::move(other.uploaded_);
@@ -94,24 +132,25 @@ void GuardedBuffer::download(void* host, std::size_t bytes) const {
 }
 
 std::string GuardedBuffer::check_guards() const {
+  if (guard_ == 0) return {};  // exact size: compute-sanitizer watches the edges instead
   DeviceGuard guard(device_);
   check_cuda(cudaDeviceSynchronize(), ("synchronize before guard check of " + name_).c_str());
-  std::vector<std::uint8_t> seen(kGuardBytes);
+  std::vector<std::uint8_t> seen(guard_);
   std::string report;
   for (bool after : {false, true}) {
     const std::uint8_t* where = after ? payload_ + bytes_ : base_;
-    check_cuda(cudaMemcpy(seen.data(), where, kGuardBytes, cudaMemcpyDeviceToHost), "guard download");
-    const auto expected = guard_pattern(after);
-    std::size_t first = kGuardBytes, count = 0;
-    for (std::size_t i = 0; i < kGuardBytes; ++i) {
+    check_cuda(cudaMemcpy(seen.data(), where, guard_, cudaMemcpyDeviceToHost), "guard download");
+    const auto expected = guard_pattern(after, guard_, element_bytes_);
+    std::size_t first = guard_, count = 0;
+    for (std::size_t i = 0; i < guard_; ++i) {
       if (seen[i] != expected[i]) {
-        if (first == kGuardBytes) first = i;
+        if (first == guard_) first = i;
         ++count;
       }
     }
     if (count > 0) {
       // Offsets relative to the payload start: negative before it, >= bytes after it.
-      const long long offset = after ? (long long)(bytes_ + first) : (long long)first - (long long)kGuardBytes;
+      const long long offset = after ? (long long)(bytes_ + first) : (long long)first - (long long)guard_;
       report += (report.empty() ? "" : "; ") + name_ + ": guard " + (after ? "after" : "before") +
                 " payload overwritten at byte offset " + std::to_string(offset) + " (" + std::to_string(count) +
                 " bytes differ)";

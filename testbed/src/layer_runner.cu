@@ -10,6 +10,7 @@
 #include "moeval/kernels/moe_ops.h"
 #include "moeval/reference/combine_reference.h"
 #include "moeval/reference/silu_and_mul_reference.h"
+#include "moeval/testbed/devices.h"
 #include "moeval/testbed/dtype.h"
 #include "moeval/testbed/wna16_kernel.h"
 #include "moeval/tolerance/compare.h"
@@ -37,7 +38,8 @@ bool LayerResult::pass() const {
   for (const auto& s : stages) {
     if (!s.pass()) return false;
   }
-  return stages.size() == 4 && forward_matches_stages && forward_deterministic && memory_errors.empty();
+  return stages.size() == 4 && forward_matches_stages && forward_deterministic && memory_errors.empty() &&
+         contract_errors.empty();
 }
 
 std::string LayerResult::summary() const {
@@ -46,6 +48,7 @@ std::string LayerResult::summary() const {
   s += std::string("moe_forward: ") + (forward_matches_stages ? "equals the staged kernels bitwise" : "DIFFERS from the staged kernels") +
        ", " + (forward_deterministic ? "deterministic" : "NOT deterministic");
   for (const auto& e : memory_errors) s += "\n  memory: " + e;
+  for (const auto& e : contract_errors) s += "\n  device: " + e;
   return s;
 }
 
@@ -66,9 +69,7 @@ LayerResult run_layer_case(const LayerCase& layer, int device, const reference::
   const auto g1_in = GuardedBuffer::upload("gemm1_out", device, g1);
   const auto act_ref = reference::reference_silu_and_mul(reference::Matrix16{g1, slots, 2 * p.inter, act});
   result.stages.push_back(run_judged("silu_and_mul", name, device, Tier::bounded, act_ref, [&](GuardedBuffer& out) {
-    kernels::DeviceGuard guard(device);
     kernels::silu_and_mul({g1_in.data(), out.data(), slots, p.inter, to_kernel_dtype(act), nullptr});
-    kernels::check_cuda(cudaDeviceSynchronize(), "silu_and_mul");
   }, {&g1_in}));
   const std::vector<std::uint16_t> act_out = result.stages.back().output;
 
@@ -80,9 +81,7 @@ LayerResult run_layer_case(const LayerCase& layer, int device, const reference::
   const auto g2_in = GuardedBuffer::upload("gemm2_out", device, g2);
   const auto out_ref = reference::reference_combine(reference::Matrix16{g2, slots, p.hidden, act}, p.topk);
   result.stages.push_back(run_judged("topk_combine", name, device, Tier::bounded, out_ref, [&](GuardedBuffer& out) {
-    kernels::DeviceGuard guard(device);
     kernels::topk_combine({g2_in.data(), out.data(), p.tokens, int(p.topk), p.hidden, to_kernel_dtype(act), nullptr});
-    kernels::check_cuda(cudaDeviceSynchronize(), "topk_combine");
   }, {&g2_in}));
   const std::vector<std::uint16_t> staged_out = result.stages.back().output;
 
@@ -112,17 +111,22 @@ LayerResult run_layer_case(const LayerCase& layer, int device, const reference::
   args.w13 = {q13.as<std::uint8_t>(), s13.data(), z13 ? z13->as<std::uint8_t>() : nullptr, int(layer.w13.experts), bits, p.scheme.group_size};
   args.w2 = {q2.as<std::uint8_t>(), s2.data(), z2 ? z2->as<std::uint8_t>() : nullptr, int(layer.w2.experts), bits, p.scheme.group_size};
   args.dtype = to_kernel_dtype(act);
-  GuardedBuffer workspace("moe_forward.workspace", device, kernels::moe_forward_workspace_bytes(args.shape));
-  GuardedBuffer out("moe_forward.out", device, std::size_t(p.tokens * p.hidden) * 2);
+  GuardedBuffer workspace("moe_forward.workspace", device, kernels::moe_forward_workspace_bytes(args.shape), 4);
+  GuardedBuffer out("moe_forward.out", device, std::size_t(p.tokens * p.hidden) * 2, 2);
   args.workspace = workspace.data();
   args.workspace_bytes = workspace.bytes();
   args.out = out.data();
   std::vector<std::uint16_t> runs[2];
   for (auto& bits_out : runs) {
-    kernels::DeviceGuard guard(device);
     out.poison();
-    kernels::moe_forward(args);
-    kernels::check_cuda(cudaDeviceSynchronize(), "moe_forward");
+    {
+      // Like every kernel call of the testbed: another device current whenever two exist.
+      ForeignCurrentDevice caller(device);
+      kernels::moe_forward(args);
+      if (auto e = caller.check_restored("moe_forward"); !e.empty()) result.contract_errors.push_back(e);
+      synchronize_device(caller.current(), "moe_forward (foreign current device)");
+    }
+    synchronize_device(device, "moe_forward");
     bits_out = out.download<std::uint16_t>();
   }
   result.forward_matches_stages = runs[0] == staged_out;

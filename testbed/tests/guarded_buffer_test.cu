@@ -33,6 +33,38 @@ TEST(GuardedBuffer, OverrunOnEitherSideIsNamed) {
   EXPECT_NE(under.check_guards().find("under: guard before payload overwritten at byte offset -2"), std::string::npos);
 }
 
+__global__ void read_at(const std::uint16_t* p, long long index, std::uint16_t* to) { *to = p[index]; }
+
+// A stray read one element before or after a 16-bit input finds a NaN (fp16 and bf16), so it
+// poisons the output it feeds (guard_pattern_test checks every element of the pattern).
+TEST(GuardedBuffer, ReadsPastEitherEndFindNan) {
+  MOEVAL_REQUIRE_GPUS(1);
+  const std::vector<std::uint16_t> host(40, 0x3C00);
+  auto in = GuardedBuffer::upload("a", 0, host);
+  GuardedBuffer seen("seen", 0, 2 * sizeof(std::uint16_t), 2, 0);
+  read_at<<<1, 1>>>(in.as<std::uint16_t>(), -1, seen.as<std::uint16_t>());
+  read_at<<<1, 1>>>(in.as<std::uint16_t>(), 40, seen.as<std::uint16_t>() + 1);
+  for (std::uint16_t v : seen.download<std::uint16_t>()) {
+    EXPECT_TRUE((v & 0x7F80u) == 0x7F80u && (v & 0x7Fu) != 0 && (v & 0x3FFu) != 0) << std::hex << v;
+  }
+}
+
+// Exact-size mode (the sanitize tier): no guards, so compute-sanitizer sees every access past the
+// payload; the guard check has nothing to compare.
+TEST(GuardedBuffer, ExactSizeModeAllocatesThePayloadAlone) {
+  MOEVAL_REQUIRE_GPUS(1);
+  GuardedBuffer::set_exact_size(true);
+  GuardedBuffer exact("exact", 0, 100, 2);
+  GuardedBuffer::set_exact_size(false);
+  GuardedBuffer guarded("guarded", 0, 100, 2);
+  EXPECT_EQ(exact.guard_bytes(), 0u);
+  EXPECT_EQ(exact.check_guards(), "");
+  EXPECT_EQ(guarded.guard_bytes(), GuardedBuffer::kGuardBytes);
+  cudaPointerAttributes attr{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attr, exact.data()), cudaSuccess);
+  EXPECT_EQ(attr.devicePointer, exact.data());
+}
+
 TEST(GuardedBuffer, ModifiedInputIsNamed) {
   MOEVAL_REQUIRE_GPUS(1);
   const std::vector<std::uint16_t> host(32, 3);

@@ -21,9 +21,11 @@ struct CaseResult {
   int device = 0;
   tolerance::Verdict verdict;
   std::vector<std::string> memory_errors;  // guard overruns and modified inputs, by buffer name
+  // Broken calling conventions: the kernel left another device current than the caller's.
+  std::vector<std::string> contract_errors;
   std::vector<std::uint16_t> output;       // the first run's output bits (for cross-device checks)
 
-  bool pass() const { return verdict.pass() && memory_errors.empty(); }
+  bool pass() const { return verdict.pass() && memory_errors.empty() && contract_errors.empty(); }
   // One line: kernel, case, device, the verdict summary and any memory error.
   std::string summary() const;
 };
@@ -31,6 +33,9 @@ struct CaseResult {
 // The judged run shared by every stage: `launch` writes [ref.rows, ref.cols] 16-bit outputs into
 // a poisoned guarded buffer on `device`, twice (bitwise determinism); the first output is compared
 // with `ref` under `tier`; the guards of `inputs` and the output and the inputs' contents are checked.
+// Each launch is made under ForeignCurrentDevice (devices.h): another device than `device` is
+// current whenever two exist, and the kernel must hand the caller's current device back; `launch`
+// must not set the device itself (kernel_under_test.h). The runner then synchronizes `device`.
 CaseResult run_judged(std::string kernel, std::string case_name, int device, Tier tier,
                       const reference::ReferenceOutput& ref, const std::function<void(GuardedBuffer&)>& launch,
                       std::vector<const GuardedBuffer*> inputs);

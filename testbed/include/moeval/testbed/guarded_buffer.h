@@ -1,5 +1,13 @@
 // Device buffers with guard canaries on both sides, poisoned or uploaded payloads, and a check
 // that nothing outside the payload was written (TensorRT-LLM habit: poison, run, inspect).
+//
+// The guards also catch READS past either end: they hold NaNs of the buffer's element width
+// (16-bit: a pattern that is NaN both as fp16 and as bf16; 32-bit: fp32 NaNs, which read as int32
+// indices are about ±2^31 or −2^23 away, far outside any allocation), so a stray read of an
+// activation, a scale, a routing weight or an index poisons the output or faults, and the
+// comparator (NaN never passes) or the CUDA error names it. Byte buffers (packed codes) have no NaN;
+// their guards keep a position-dependent pattern. For compute-sanitizer, set_exact_size(true)
+// allocates the payload alone, so any access past it leaves the allocation and memcheck names it.
 #pragma once
 
 #include <cstddef>
@@ -14,10 +22,17 @@ class GuardedBuffer {
   // Guard bytes on each side: larger than any tile a kernel could overrun by one step.
   static constexpr std::size_t kGuardBytes = 64 * 1024;
 
-  // Allocates `bytes` (may be 0) of payload on `device`; the payload is filled with `poison_byte`
-  // (0xFF makes every fp16/bf16 element a NaN, so an unwritten output cannot pass), guards with a
-  // position-dependent pattern.
-  GuardedBuffer(std::string name, int device, std::size_t bytes, std::uint8_t poison_byte = 0xFF);
+  // Process-wide: buffers created afterwards have no guards at all (exact-size allocations for
+  // compute-sanitizer memcheck; check_guards() then has nothing to compare and says so by "").
+  static void set_exact_size(bool exact);
+  static bool exact_size();
+
+  // Allocates `bytes` (may be 0) of payload on `device` holding elements of `element_bytes`
+  // (1, 2 or 4; std::invalid_argument otherwise), which picks the guards' NaN pattern; the payload
+  // is filled with `poison_byte` (0xFF makes every fp16/bf16/fp32 element a NaN, so an unwritten
+  // output cannot pass).
+  GuardedBuffer(std::string name, int device, std::size_t bytes, std::size_t element_bytes = 1,
+                std::uint8_t poison_byte = 0xFF);
   ~GuardedBuffer();
   GuardedBuffer(GuardedBuffer&& other) noexcept;
   GuardedBuffer& operator=(GuardedBuffer&& other) noexcept;
@@ -26,16 +41,18 @@ class GuardedBuffer {
 
   // Allocates and uploads `bytes` from host memory; remembers a copy so `unchanged()` can prove an
   // input was not written.
-  static GuardedBuffer upload(std::string name, int device, const void* host, std::size_t bytes);
+  static GuardedBuffer upload(std::string name, int device, const void* host, std::size_t bytes,
+                              std::size_t element_bytes = 1);
   template <class T>
   static GuardedBuffer upload(std::string name, int device, const std::vector<T>& host) {
-    return upload(std::move(name), device, host.data(), host.size() * sizeof(T));
+    return upload(std::move(name), device, host.data(), host.size() * sizeof(T), sizeof(T));
   }
 
   void* data() const { return payload_; }
   template <class T>
   T* as() const { return static_cast<T*>(data()); }
   std::size_t bytes() const { return bytes_; }
+  std::size_t guard_bytes() const { return guard_; }
   int device() const { return device_; }
   const std::string& name() const { return name_; }
 
@@ -62,10 +79,16 @@ class GuardedBuffer {
   std::string name_;
   int device_ = 0;
   std::size_t bytes_ = 0;
+  std::size_t element_bytes_ = 1;
+  std::size_t guard_ = kGuardBytes;  // 0 in exact-size mode
   std::uint8_t* base_ = nullptr;     // start of the allocation (front guard)
-  std::uint8_t* payload_ = nullptr;  // base_ + kGuardBytes
+  std::uint8_t* payload_ = nullptr;  // base_ + guard_
   std::vector<std::uint8_t> uploaded_;
 };
+
+// The `bytes` guard bytes before (after = false) or after the payload of a buffer of
+// `element_bytes` elements (what a stray read finds there; see the top of this file).
+std::vector<std::uint8_t> guard_pattern(bool after, std::size_t bytes, std::size_t element_bytes);
 
 // Every guard overrun and modified input among `buffers`, one line each (empty when all are clean).
 std::vector<std::string> memory_errors(const std::vector<const GuardedBuffer*>& buffers);

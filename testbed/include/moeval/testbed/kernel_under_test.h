@@ -19,8 +19,13 @@ namespace moeval::testbed {
 class PreparedGemm {
  public:
   virtual ~PreparedGemm() = default;
-  // Launches the GEMM writing [routed rows, N] 16-bit outputs into `out` (on the prepared device)
-  // and waits for it.
+  // Launches the GEMM writing [routed rows, N] 16-bit outputs into `out` (on the prepared device).
+  // Contract (the cuda:1 bug class): run() calls the kernel's entry points exactly as a user
+  // would, WITHOUT making the prepared device current and without synchronizing. The testbed
+  // calls run() with another device current whenever two exist (devices.h, ForeignCurrentDevice),
+  // so the kernel's own device guard is what gets tested; a guard in the adapter would hide a
+  // kernel that launches on the caller's device. run() must leave the caller's current device
+  // current; the testbed synchronizes the prepared device afterwards.
   virtual void run(GuardedBuffer& out) = 0;
   // Every buffer the kernel was given (inputs, routing, workspace), for guard and input checks.
   virtual std::vector<const GuardedBuffer*> buffers() const = 0;

@@ -19,6 +19,7 @@ struct LayerResult {
   bool forward_matches_stages = false;
   bool forward_deterministic = false;
   std::vector<std::string> memory_errors;  // moe_forward's buffers
+  std::vector<std::string> contract_errors;  // moe_forward left another device current
 
   bool pass() const;
   std::string summary() const;

@@ -1,0 +1,104 @@
+// compute-sanitizer over every registered kernel (the `sanitize` label): memcheck (out-of-bounds
+// and misaligned accesses, including READS, which guard canaries cannot see) and racecheck
+// (shared-memory hazards), over a small matrix with exact-size buffers (no guard zones, so one
+// element past any buffer leaves its allocation and memcheck names it).
+//
+// Each ctest entry (kernel × tool) re-runs this binary under compute-sanitizer with
+// MOEVAL_SANITIZE_CHILD=1 and its own gtest filter; the child runs the matrix through the testbed
+// (which also compares with the reference). The entry passes only if the child passed AND the
+// tool reports zero errors / hazards. Without compute-sanitizer on a GPU machine the entry fails
+// (set MOEVAL_COMPUTE_SANITIZER to its path): a sanitizer run that did not happen is not a pass.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+#include "gpu_case_support.h"
+#include "moeval/testbed/devices.h"
+#include "registered_kernels.h"
+
+namespace moeval::testbed {
+namespace {
+
+using SanitizeParam = std::tuple<std::string, std::string>;  // kernel, tool
+
+std::vector<MoeProblem> sanitize_problems() {
+  std::vector<MoeProblem> v;
+  // Zero points, group 32, decode-sized (8-row blocks), many empty experts.
+  v.push_back(gemm_problem(ProblemKind::gemm1, WeightType::uint4, 32, DType::bf16, Tier::exact, 64, 3, 4));
+  // 8-bit channelwise fp16 GEMM2 with routing weights, an expert map with remote experts.
+  MoeProblem ep = gemm_problem(ProblemKind::gemm2, WeightType::uint8b128, kChannelwise, DType::f16, Tier::bounded, 16, 33, 4);
+  for (std::int32_t e = 0; e < 16; ++e) ep.expert_map.push_back(e % 2 == 0 ? e / 2 : -1);
+  v.push_back(ep);
+  // Single token, top-1, one expert: the smallest grid.
+  v.push_back(gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 128, DType::bf16, Tier::exact, 1, 1, 1));
+  // Prefill-sized (64-row blocks, split tiles) with more routed rows than moe_align's single-block path takes.
+  v.push_back(gemm_problem(ProblemKind::gemm2, WeightType::uint4b8, 64, DType::bf16, Tier::exact, 32, 2100, 4, 256, 64));
+  // Act-order, for the kernels whose layout carries g_idx.
+  MoeProblem act = gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 64, DType::f16, Tier::bounded, 8, 9, 2);
+  act.scheme.act_order = true;
+  v.push_back(act);
+  return v;
+}
+
+std::string find_sanitizer() {
+  if (const char* env = std::getenv("MOEVAL_COMPUTE_SANITIZER"); env && *env) return env;
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+      const auto candidate = std::filesystem::path(dir) / "compute-sanitizer";
+      if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    }
+  }
+  const std::string cuda = "/usr/local/cuda/bin/compute-sanitizer";
+  return ::access(cuda.c_str(), X_OK) == 0 ? cuda : std::string();
+}
+
+class Sanitize : public testing::TestWithParam<SanitizeParam> {};
+
+TEST_P(Sanitize, Clean) {
+  MOEVAL_REQUIRE_GPUS(1);
+  const auto& [kernel_name, tool] = GetParam();
+  if (std::getenv("MOEVAL_SANITIZE_CHILD") != nullptr) {
+    GuardedBuffer::set_exact_size(true);
+    const GemmKernelUnderTest& kernel = registered_kernel(kernel_name);
+    for (const GemmCase& c : supported_cases(kernel, sanitize_problems())) {
+      const CaseResult r = run_gemm_case(kernel, c, 0);
+      EXPECT_TRUE(r.pass()) << r.summary();
+    }
+    return;
+  }
+  const std::string sanitizer = find_sanitizer();
+  ASSERT_FALSE(sanitizer.empty()) << "compute-sanitizer not found (PATH, /usr/local/cuda/bin, MOEVAL_COMPUTE_SANITIZER)";
+  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+  const std::string filter = std::string(info->test_suite_name()) + "." + info->name();
+  const auto log = std::filesystem::temp_directory_path() /
+                   ("moeval-sanitize-" + std::to_string(::getpid()) + "-" + tool + ".log");
+  const std::string command = "MOEVAL_SANITIZE_CHILD=1 '" + sanitizer + "' --tool " + tool +
+                              " --error-exitcode 86 --print-limit 20 '" + std::filesystem::read_symlink("/proc/self/exe").string() +
+                              "' --gtest_filter='" + filter + "' > '" + log.string() + "' 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(log);
+  const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(log);
+  const char* clean = tool == "racecheck" ? "RACECHECK SUMMARY: 0 hazards displayed" : "ERROR SUMMARY: 0 errors";
+  const bool child_ran = output.find("[  PASSED  ] 1 test") != std::string::npos;
+  EXPECT_TRUE(status == 0 && child_ran && output.find(clean) != std::string::npos)
+      << command << "\nexit status " << status << "\n" << output.substr(output.size() > 12000 ? output.size() - 12000 : 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, Sanitize,
+                         testing::Combine(testing::ValuesIn(registered_kernel_names()), testing::Values("memcheck", "racecheck")),
+                         [](const testing::TestParamInfo<SanitizeParam>& i) {
+                           return kernel_param_name({std::get<0>(i.param), i.index}) + "_" + std::get<1>(i.param);
+                         });
+
+}  // namespace
+}  // namespace moeval::testbed
