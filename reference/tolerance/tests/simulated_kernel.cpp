@@ -1,13 +1,26 @@
 #include "simulated_kernel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "moeval/fixtures/quantize.h"
 
 namespace moeval::testing {
 
-std::vector<std::uint16_t> simulate_gemm(const GemmCase& c, Accumulator accumulator) {
+namespace {
+
+// The 16-bit value of x rounded toward zero: the nearest-even result, stepped one ulp toward zero
+// when it rounded away (magnitude bits − 1 keeps the sign in both fp16 and bf16).
+std::uint16_t truncate_to_bits(double x, DType act) {
+  const std::uint16_t nearest = round_to_bits(x, act);
+  if (std::fabs(to_double(nearest, act)) > std::fabs(x)) return std::uint16_t(nearest - 1);
+  return nearest;
+}
+
+}  // namespace
+
+std::vector<std::uint16_t> simulate_gemm(const GemmCase& c, Accumulator accumulator, OutputRounding rounding) {
   const DType act = c.problem.scheme.act;
   const QuantizedWeights& w = c.w;
   const std::int64_t rows = c.routing.tokens * c.routing.topk;
@@ -30,7 +43,8 @@ std::vector<std::uint16_t> simulate_gemm(const GemmCase& c, Accumulator accumula
         if (accumulator == Accumulator::rounded16) sum = float(round_to(double(sum), act));
       }
       if (c.mul_topk_weights) sum *= c.routing.topk_weights[std::size_t(t)];
-      out[std::size_t(t * w.n + n)] = round_to_bits(double(sum), act);
+      out[std::size_t(t * w.n + n)] =
+          rounding == OutputRounding::toward_zero ? truncate_to_bits(double(sum), act) : round_to_bits(double(sum), act);
     }
   }
   return out;

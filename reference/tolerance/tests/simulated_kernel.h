@@ -17,10 +17,16 @@ enum class Accumulator : std::uint8_t {
   rounded16,     // bug: the running sum is rounded to the 16-bit output type after every add
 };
 
+enum class OutputRounding : std::uint8_t {
+  nearest_even,  // correct
+  toward_zero,   // bug: the fp32 → 16-bit conversion truncates (off by at most one ulp)
+};
+
 // out[t, n] for every flat routed row t of the case, as 16-bit bits [T][N]: sum over k of
 // a · dequant in the accumulator, × topk_weights[t] in fp32 when mul_topk_weights, then one
 // rounding to the activation dtype. Rows of non-local experts are zero.
-std::vector<std::uint16_t> simulate_gemm(const GemmCase& c, Accumulator accumulator = Accumulator::fp32);
+std::vector<std::uint16_t> simulate_gemm(const GemmCase& c, Accumulator accumulator = Accumulator::fp32,
+                                         OutputRounding rounding = OutputRounding::nearest_even);
 
 // Bugs injected into a copy of the case's weights (the dequant is re-derived by fixtures'
 // dequantize, exactly as a kernel with that bug would see its operand).
