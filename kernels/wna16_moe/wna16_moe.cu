@@ -53,6 +53,10 @@ void check_arguments(const Wna16MoeArgs& args) {
   }
 }
 
+}  // namespace
+
+namespace detail {
+
 // Splits K over the 4 warps of a thread block when too few (block, N tile) items exist to keep
 // every SM busy (decode with few experts), keeping ≥ 2 chunks per warp.
 int choose_warps_k(const Wna16MoeArgs& args, std::int64_t block_capacity, std::int64_t row_groups, int row_tiles,
@@ -72,7 +76,7 @@ int choose_warps_k(const Wna16MoeArgs& args, std::int64_t block_capacity, std::i
   return warps_k;
 }
 
-}  // namespace
+}  // namespace detail
 
 std::size_t wna16_moe_workspace_bytes(const Wna16MoeArgs&) { return 0; }
 
@@ -118,7 +122,7 @@ void wna16_moe(const Wna16MoeArgs& args) {
   int sms = 0;
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "wna16_moe: SM count");
   const int row_tiles = detail::wna16_row_tiles(w.bits, token_tiles);
-  p.warps_k = choose_warps_k(args, p.block_capacity, p.row_groups, row_tiles, sms);
+  p.warps_k = detail::choose_warps_k(args, p.block_capacity, p.row_groups, row_tiles, sms);
   const std::int64_t tile_n = 16 * row_tiles * (4 / p.warps_k);
   p.n_tiles = static_cast<int>((args.shape.n + tile_n - 1) / tile_n);
   p.implicit_zero = w.bits == 4 ? 8u : 128u;

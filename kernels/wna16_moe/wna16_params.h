@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "moeval/kernels/wna16_moe.h"
+
 namespace moeval::kernels::detail {
 
 struct Wna16Params {
@@ -42,6 +44,12 @@ struct Wna16Params {
 // 1007 µs; 32-row items: Mixtral M = 64 613 → 369 µs, Qwen3 M = 256 269 → 186 µs. (48- and 64-row
 // items already need 212–246 registers with one tile.) The host sizes N tiles with it.
 constexpr int wna16_row_tiles(int bits, int token_tiles) { return bits == 4 && token_tiles <= 4 ? 2 : 1; }
+
+// Warps (1, 2 or 4) splitting K inside a thread block (host side; kernels/tests/host checks its
+// thresholds): doubled while the likely (block, N tile) items times warps_k leave SMs idle and
+// every warp keeps ≥ 1 of ≥ 4·warps_k chunks.
+int choose_warps_k(const Wna16MoeArgs& args, std::int64_t block_capacity, std::int64_t row_groups, int row_tiles,
+                   int sms);
 
 // Launches one persistent grid; token_tiles = rows per item / 8 (1, 2, 4, 6 or 8).
 template <typename T, int BITS>

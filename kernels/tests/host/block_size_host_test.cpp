@@ -1,7 +1,11 @@
 // Host-side pieces of the kernels that need no device: they run in the cpu tier (a host test in a
-// gpu binary would report Passed where every GPU test reports Skipped).
+// gpu binary would report Passed where every GPU test reports Skipped). Every heuristic is tested
+// on both sides of each of its thresholds — a threshold off by one, a < turned into ≤, or a
+// constant changed moves one of these cases to the other side.
 #include <gtest/gtest.h>
 
+#include "../../moe_align/align_kernels.h"
+#include "../../wna16_moe/wna16_params.h"
 #include "moeval/kernels/moe_align.h"
 #include "moeval/kernels/moe_forward.h"
 
@@ -15,6 +19,28 @@ TEST(MoeForwardHost, BlockSizeHeuristic) {
   EXPECT_EQ(choose_block_size({4096, 4096, 14336, 8, 2}), 64);  // 1024 per expert
 }
 
+// E = 10, topk = 1: M tokens per expert = M / 10, so M = 10·(0.9·B) is exactly on the threshold.
+TEST(MoeForwardHost, BlockSizeOnBothSidesOfEveryThreshold) {
+  const auto pick = [](std::int64_t m) { return choose_block_size({m, 256, 128, 10, 1}); };
+  struct Edge {
+    std::int64_t below, at;  // M just below 0.9·B per expert, and M exactly at it
+    int b, next;
+  };
+  for (const Edge& e : {Edge{71, 72, 8, 16}, Edge{143, 144, 16, 32}, Edge{287, 288, 32, 48}, Edge{431, 432, 48, 64}}) {
+    EXPECT_EQ(pick(e.below), e.b) << "M = " << e.below;
+    EXPECT_EQ(pick(e.at), e.next) << "M = " << e.at;
+  }
+  // Between 0.9·B and B per expert (7.5 of B = 8; 15 of B = 16): already the next size.
+  EXPECT_EQ(pick(75), 16);
+  EXPECT_EQ(pick(150), 32);
+  // 64 is the largest the heuristic picks, on either side of its own 0.9·64 = 57.6.
+  EXPECT_EQ(pick(575), 64);
+  EXPECT_EQ(pick(576), 64);
+  EXPECT_EQ(pick(1'000'000), 64);
+  // Fewest tokens: one token, one of 256 experts.
+  EXPECT_EQ(choose_block_size({1, 7168, 2048, 256, 1}), 8);
+}
+
 TEST(MoeAlignHost, CapacitiesAreTheWorstCaseAndRejectOverflow) {
   // T + E·(B − 1): 8 slots, 256 experts, B = 8 → 8 + 256·7 = 1800; blocks: ceil(1800 / 8) = 225.
   EXPECT_EQ(moe_align_sorted_capacity(8, 256, 8), 1800);
@@ -23,6 +49,114 @@ TEST(MoeAlignHost, CapacitiesAreTheWorstCaseAndRejectOverflow) {
   EXPECT_FALSE(is_supported_block_size(24));
   // 2^31 slots cannot be indexed by int32 sorted ids.
   EXPECT_THROW(moe_align_sorted_capacity(std::int64_t(1) << 31, 8, 16), std::invalid_argument);
+}
+
+TEST(MoeAlignHost, CapacityLimitOnBothSidesOfTwoToThe31) {
+  // T + E·(B − 1) < 2^31 is the limit: 2^31 − 1 − 8·15 slots with E = 8, B = 16 is the largest.
+  const std::int64_t largest = (std::int64_t(1) << 31) - 1 - 8 * 15;
+  EXPECT_EQ(moe_align_sorted_capacity(largest, 8, 16), (std::int64_t(1) << 31) - 1);
+  EXPECT_THROW(moe_align_sorted_capacity(largest + 1, 8, 16), std::invalid_argument);
+  EXPECT_NO_THROW(moe_align_sorted_capacity(0, 65536, 8));
+  EXPECT_THROW(moe_align_sorted_capacity(0, 65537, 8), std::invalid_argument);
+  EXPECT_THROW(moe_align_sorted_capacity(0, 0, 8), std::invalid_argument);
+  for (int b : {8, 16, 32, 48, 64, 128}) EXPECT_TRUE(is_supported_block_size(b)) << b;
+  for (int b : {0, 7, 9, 15, 17, 63, 65, 127, 129, 256}) EXPECT_FALSE(is_supported_block_size(b)) << b;
+}
+
+// The single-block path holds T + E ints in 48 KiB of shared memory (12288) and T ≤ 8192.
+TEST(MoeAlignHost, SingleBlockPathOnBothSidesOfItsLimits) {
+  EXPECT_TRUE(detail::align_fits_single_block(8192, 1));
+  EXPECT_FALSE(detail::align_fits_single_block(8193, 1));
+  EXPECT_TRUE(detail::align_fits_single_block(8192, 4096));   // 12288 ints
+  EXPECT_FALSE(detail::align_fits_single_block(8192, 4097));  // 12289
+  EXPECT_TRUE(detail::align_fits_single_block(0, 12288));
+  EXPECT_FALSE(detail::align_fits_single_block(0, 12289));
+  // The workspace follows the path: none for the single block, the tiled histogram otherwise.
+  EXPECT_EQ(moe_align_workspace_bytes(8192, 1), 0u);
+  EXPECT_EQ(moe_align_workspace_bytes(8193, 1), detail::align_tiled_workspace_bytes(8193, 1));
+  EXPECT_GT(moe_align_workspace_bytes(8193, 1), 0u);
+  EXPECT_EQ(moe_align_workspace_bytes(8192, 4097), detail::align_tiled_workspace_bytes(8192, 4097));
+}
+
+// Tiles of ≥ 1024 slots (a multiple of 32), longer when the E × tiles histogram would pass 2^22
+// entries; at least one tile.
+TEST(MoeAlignHost, TilingOnBothSidesOfItsThresholds) {
+  EXPECT_EQ(detail::align_tiling(1024, 8).tile_len, 1024);
+  EXPECT_EQ(detail::align_tiling(1024, 8).tiles, 1);
+  EXPECT_EQ(detail::align_tiling(1025, 8).tiles, 2);
+  EXPECT_EQ(detail::align_tiling(0, 8).tiles, 1);
+  // T·E = 2^32 → 1024 slots per tile by memory, exactly the minimum; one more slot → 1025 → 1056.
+  const std::int64_t e = 4096, t = (std::int64_t(1) << 32) / e;
+  EXPECT_EQ(detail::align_tiling(t, int(e)).tile_len, 1024);
+  EXPECT_EQ(detail::align_tiling(t + 1, int(e)).tile_len, 1056);
+  EXPECT_LE(detail::align_tiling(t + 1, int(e)).tiles * e, std::int64_t(1) << 22);
+}
+
+// Row tiles: two 16-row weight tiles per warp for 4-bit items of ≤ 32 rows (token_tiles ≤ 4).
+TEST(Wna16Host, RowTilesOnBothSidesOfTheirThreshold) {
+  EXPECT_EQ(detail::wna16_row_tiles(4, 1), 2);
+  EXPECT_EQ(detail::wna16_row_tiles(4, 4), 2);
+  EXPECT_EQ(detail::wna16_row_tiles(4, 6), 1);
+  EXPECT_EQ(detail::wna16_row_tiles(4, 8), 1);
+  EXPECT_EQ(detail::wna16_row_tiles(8, 1), 1);
+  EXPECT_EQ(detail::wna16_row_tiles(8, 4), 1);
+}
+
+// choose_warps_k: doubling while likely_blocks·row_groups·warp_tiles_n·warps_k < 32·SMs and
+// chunks ≥ 4·warps_k, up to 4. One slot, one expert, B = 8: likely_blocks = 1.
+Wna16MoeArgs one_slot_args(std::int64_t n, std::int64_t k, int bits) {
+  Wna16MoeArgs a;
+  a.blocks.num_slots = 1;
+  a.blocks.block_size = 8;
+  a.weights.num_experts = 1;
+  a.weights.bits = bits;
+  a.shape = {n, k};
+  return a;
+}
+
+TEST(Wna16Host, SplitKOnBothSidesOfTheOccupancyThreshold) {
+  const int sms = 132;  // 32·132 = 4224 warps wanted; K = 4096 (32 chunks) never limits here
+  const auto warps = [&](std::int64_t warp_tiles_n) {
+    return detail::choose_warps_k(one_slot_args(16 * warp_tiles_n, 4096, 4), 1000, 1, 1, sms);
+  };
+  EXPECT_EQ(warps(4224), 1);  // exactly the wanted warps: no split
+  EXPECT_EQ(warps(4223), 2);  // one short: split in two; 2·4223 ≥ 4224 stops there
+  EXPECT_EQ(warps(2112), 2);  // 2·2112 = 4224: not below, stays at 2
+  EXPECT_EQ(warps(2111), 4);  // 2·2111 < 4224: split in four
+  EXPECT_EQ(warps(1), 4);     // never more than 4
+  // row_groups and row_tiles enter the item count: 2 row groups of 2111 tiles = 4222 < 4224.
+  EXPECT_EQ(detail::choose_warps_k(one_slot_args(16 * 2111, 4096, 4), 1000, 2, 1, sms), 2);
+  // Two row tiles halve the N tiles (rounding up): 4223 16-column tiles → 2112 warp tiles.
+  EXPECT_EQ(detail::choose_warps_k(one_slot_args(16 * 4223, 4096, 4), 1000, 1, 2, sms), 2);
+  EXPECT_EQ(detail::choose_warps_k(one_slot_args(16 * 4221, 4096, 4), 1000, 1, 2, sms), 4);
+}
+
+TEST(Wna16Host, SplitKOnBothSidesOfTheChunkThreshold) {
+  // A tiny problem (one item) always wants a split; the K chunks decide: 128 per chunk at 4 bits,
+  // 64 at 8 bits, ≥ 4·warps_k chunks needed to split into warps_k.
+  const auto warps = [](std::int64_t k, int bits) { return detail::choose_warps_k(one_slot_args(16, k, bits), 1000, 1, 1, 132); };
+  EXPECT_EQ(warps(384, 4), 1);   // 3 chunks
+  EXPECT_EQ(warps(416, 4), 2);   // 3.25 → 4 chunks (rounded up)
+  EXPECT_EQ(warps(512, 4), 2);   // 4
+  EXPECT_EQ(warps(992, 4), 4);   // 7.75 → 8
+  EXPECT_EQ(warps(896, 4), 2);   // 7
+  EXPECT_EQ(warps(1024, 4), 4);  // 8
+  EXPECT_EQ(warps(192, 8), 1);   // 3 chunks of 64
+  EXPECT_EQ(warps(256, 8), 2);   // 4
+  EXPECT_EQ(warps(448, 8), 2);   // 7
+  EXPECT_EQ(warps(512, 8), 4);   // 8
+}
+
+TEST(Wna16Host, SplitKCountsLikelyBlocksCappedByTheCapacity) {
+  // likely_blocks = min(capacity, min(T, E) + T / B). T = 64, E = 8, B = 8: 8 + 8 = 16 blocks;
+  // 16 · 264 warp tiles = 4224 = 32·132 → no split; capacity 15 → 15·264 = 3960 → split.
+  Wna16MoeArgs a = one_slot_args(16 * 264, 4096, 4);
+  a.blocks.num_slots = 64;
+  a.weights.num_experts = 8;
+  EXPECT_EQ(detail::choose_warps_k(a, 16, 1, 1, 132), 1);
+  EXPECT_EQ(detail::choose_warps_k(a, 15, 1, 1, 132), 2);
+  a.blocks.num_slots = 63;  // 8 + 7 = 15 blocks
+  EXPECT_EQ(detail::choose_warps_k(a, 1000, 1, 1, 132), 2);
 }
 
 }  // namespace
