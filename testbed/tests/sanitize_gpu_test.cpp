@@ -37,6 +37,9 @@ std::vector<MoeProblem> sanitize_problems() {
   MoeProblem ep = gemm_problem(ProblemKind::gemm2, WeightType::uint8b128, kChannelwise, DType::f16, Tier::bounded, 16, 33, 4);
   for (std::int32_t e = 0; e < 16; ++e) ep.expert_map.push_back(e % 2 == 0 ? e / 2 : -1);
   v.push_back(ep);
+  // Decode with a long K: few items, so K is split across the warps of a block and the partial
+  // sums meet in shared memory (what racecheck must see).
+  v.push_back(gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 128, DType::bf16, Tier::exact, 4, 2, 2, 1024, 64));
   // Single token, top-1, one expert: the smallest grid.
   v.push_back(gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 128, DType::bf16, Tier::exact, 1, 1, 1));
   // Prefill-sized (64-row blocks, split tiles) with more routed rows than moe_align's single-block path takes.

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Bug injection for the bug classes only a GPU can show (docs/testing.md, "Which test catches which
+# bug"): each mutant is the committed tree plus ONE realistic bug of a few lines in kernels/, built
+# here with the normal flags; on the device the tests that claim to catch it run against it and must
+# FAIL. A baseline build (no bug) of the same binaries must PASS, or "caught" would mean nothing.
+#
+#   here (no GPU, ~20 min on 2 cores):  bash ci/device-mutations.sh stage
+#       builds in a scratch worktree of HEAD (MOEVAL_MUTANT_TREE, default /work/scratch-mutants; build
+#       folder MOEVAL_MUTANT_BUILD, default build-mutants in it) and writes
+#       .mutants/mutants.tgz (git-ignored) — commit first: uncommitted changes are not in it.
+#   device, one call, kind nvidia-h200-x2 (two mutants need two GPUs), carry [".mutants"]:
+#       bash ci/device-mutations.sh run
+#       prints one line per mutant (caught / MISSED / NOT RUN) and exits 1 if any was missed or
+#       the baseline failed; logs under $OUT/mutants/.
+set -uo pipefail
+mode=${1:-}
+root=$(cd "$(dirname "$0")/.." && pwd)
+stage_dir="$root/.mutants"
+
+# name § file § exact text (must occur once) § replacement § test binary § gtest filter § GPUs § what it is
+MUTANTS=(
+  "wna16-no-device-guard§kernels/wna16_moe/wna16_moe.cu§  DeviceGuard guard(device);
+  if (args.blocks.num_slots == 0§  if (args.blocks.num_slots == 0§multi_gpu_tests§Registry/CrossDevice.*wna16_moe§2§the GEMM entry point launches on the caller's current device (cuda:1 class)"
+  "align-no-device-guard§kernels/moe_align/moe_align.cu§  DeviceGuard guard(device);
+  const detail::AlignInputs§  const detail::AlignInputs§multi_gpu_tests§Registry/CrossDevice.*wna16_moe§2§moe_align launches on the caller's current device (the seed's cuda:1 illegal access)"
+  "int32-weight-offset§kernels/wna16_moe/wna16_kernel.cuh§    r.weight[i] = p.qweight + row * p.row_bytes + 16 * t;§    r.weight[i] = p.qweight + static_cast<int>(row * p.row_bytes) + 16 * t;§large_gpu_tests§Registry/Large.WeightsBeyondTwoGiB*§1§an expert's weight offset computed in 32 bits (wraps past 2 GiB)"
+  "padding-row-reads-past-a§kernels/wna16_moe/wna16_kernel.cuh§(sid >= 0 && sid < p.num_slots) ? p.a§(sid >= 0 && sid <= p.num_slots) ? p.a§sanitize_gpu_tests§Registry/Sanitize.Clean/wna16_moe_memcheck§1§padding rows read the A row one past the end (result discarded: invisible to outputs and canaries)"
+  "bf16-takes-the-fp16-path§kernels/wna16_moe/wna16_moe.cu§  if (args.dtype == ActDType::f16) {§  if (args.dtype == ActDType::f16 || args.dtype == ActDType::bf16) {§wna16_gpu_tests§Wna16Exact.*§1§bf16 activations run through the fp16 instantiation (the untested-bf16 class)"
+  "split-k-missing-barrier§kernels/wna16_moe/wna16_kernel.cuh§      __syncthreads();
+      if (wk == 0) {§      if (wk == 0) {§sanitize_gpu_tests§Registry/Sanitize.Clean/wna16_moe_racecheck§1§warp 0 sums the split-K partials without waiting for the other warps to write them (shared-memory race)"
+)
+# Where each test binary lives in the build tree.
+declare -A BINARY_PATH=([multi_gpu_tests]=testbed/tests [large_gpu_tests]=testbed/tests
+                        [sanitize_gpu_tests]=testbed/tests [wna16_gpu_tests]=testbed/tests)
+
+# Field $2 of record $1 (fields may hold newlines and '|', so they are split on '§' by python).
+split() { python3 -c 'import sys; print(sys.argv[1].split("\u00a7")[int(sys.argv[2])], end="")' "$1" "$2"; }
+
+stage() {
+  local scratch=${MOEVAL_MUTANT_TREE:-/work/scratch-mutants}
+  export PATH="/usr/local/cuda/bin:$PATH"
+  [[ -d "$scratch" ]] || git -C "$root" worktree add --detach "$scratch" HEAD
+  git -C "$scratch" checkout --detach -q "$(git -C "$root" rev-parse HEAD)"
+  local build=${MOEVAL_MUTANT_BUILD:-$scratch/build-mutants}
+  [[ -f "$build/build.ninja" ]] || cmake -S "$scratch" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DMOEVAL_WERROR=ON > /dev/null
+  rm -rf "$stage_dir" && mkdir -p "$stage_dir/out/lib"
+  build_into() {  # $1: output folder name, then the test binaries to build and keep
+    local folder=$1; shift
+    cmake --build "$build" --target "$@" -j "${MOEVAL_JOBS:-2}" > "$stage_dir/build-$folder.log" 2>&1 || {
+      echo "build of $folder failed: $stage_dir/build-$folder.log"; exit 1; }
+    mkdir -p "$stage_dir/out/$folder"
+    for b in "$@"; do strip --strip-debug -o "$stage_dir/out/$folder/$b" "$build/${BINARY_PATH[$b]}/$b"; done
+  }
+  build_into baseline "${!BINARY_PATH[@]}"
+  for m in "${MUTANTS[@]}"; do
+    local name file old new
+    name=$(split "$m" 0); file=$(split "$m" 1); old=$(split "$m" 2); new=$(split "$m" 3)
+    cp "$scratch/$file" "$stage_dir/original"
+    python3 - "$scratch/$file" "$old" "$new" <<'PY' || exit 1
+import sys
+path, old, new = sys.argv[1], sys.argv[2], sys.argv[3]
+text = open(path).read()
+if text.count(old) != 1:
+    sys.exit(f"mutation does not apply: {old!r} occurs {text.count(old)} times in {path}")
+open(path, "w").write(text.replace(old, new))
+PY
+    echo "building mutant $name"
+    build_into "$name" "$(split "$m" 4)"
+    cp "$stage_dir/original" "$scratch/$file" && rm "$stage_dir/original"
+  done
+  # Shared libraries outside glibc/libstdc++/CUDA travel along (as in ci/device-stage.sh).
+  for b in "$stage_dir"/out/baseline/*; do ldd "$b"; done | awk '/=> \// {print $3}' | sort -u |
+    grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*|libcublas[^/]*|libcudart[^/]*)\.so' |
+    xargs -r -I{} cp -L {} "$stage_dir/out/lib/"
+  git -C "$root" rev-parse HEAD > "$stage_dir/out/commit"
+  tar -C "$stage_dir/out" -czf "$stage_dir/mutants.tgz" . && rm -rf "$stage_dir/out"
+  echo "staged $(du -h "$stage_dir/mutants.tgz" | cut -f1) in .mutants/mutants.tgz (commit $(git -C "$root" rev-parse --short HEAD))"
+}
+
+run() {
+  local out=${OUT:-$stage_dir/log}/mutants work="$stage_dir/run"
+  mkdir -p "$out" && rm -rf "$work" && mkdir -p "$work"
+  tar -C "$work" -xzf "$stage_dir/mutants.tgz"
+  export LD_LIBRARY_PATH="$work/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+  command -v compute-sanitizer > /dev/null || export PATH="$PATH:/usr/local/cuda/bin"
+  local gpus status=0
+  gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
+  echo "mutants of commit $(cat "$work/commit"), $gpus GPU(s)"
+  # Baseline: every named test must pass on the unmutated build.
+  for m in "${MUTANTS[@]}"; do
+    local name binary filter needs
+    name=$(split "$m" 0); binary=$(split "$m" 4); filter=$(split "$m" 5); needs=$(split "$m" 6)
+    (( gpus >= needs )) || continue
+    if ! "$work/baseline/$binary" --gtest_filter="$filter" > "$out/baseline-$name.log" 2>&1 ||
+       grep -q '\[  SKIPPED \]' "$out/baseline-$name.log"; then
+      echo "BASELINE FAILED  $binary --gtest_filter='$filter' (see $out/baseline-$name.log)"
+      status=1
+    fi
+  done
+  for m in "${MUTANTS[@]}"; do
+    local name binary filter needs what log
+    name=$(split "$m" 0); binary=$(split "$m" 4); filter=$(split "$m" 5); needs=$(split "$m" 6); what=$(split "$m" 7)
+    log="$out/$name.log"
+    if (( gpus < needs )); then
+      printf '%-26s NOT RUN (needs %s GPUs)  %s\n' "$name" "$needs" "$what"
+      continue
+    fi
+    timeout 300 "$work/$name/$binary" --gtest_filter="$filter" > "$log" 2>&1
+    local rc=$?
+    if grep -q '\[  SKIPPED \]' "$log"; then
+      printf '%-26s NOT RUN (skipped)  %s\n' "$name" "$what"; status=1
+    elif (( rc != 0 )); then
+      printf '%-26s caught by %s %s (exit %s)  %s\n' "$name" "$binary" "$filter" "$rc" "$what"
+    else
+      printf '%-26s MISSED: %s %s passed  %s\n' "$name" "$binary" "$filter" "$what"; status=1
+    fi
+  done
+  exit $status
+}
+
+case "$mode" in
+  stage) stage ;;
+  run) run ;;
+  *) echo "usage: bash ci/device-mutations.sh stage|run" >&2; exit 2 ;;
+esac
