@@ -1,4 +1,4 @@
-// Internal: dequantization of WNA16 codes to the 16-bit weights the GEMM multiplies.
+// Internal: dequantization of 4- and 8-bit codes to the 16-bit weights the GEMMs multiply.
 //
 // Dequantization recipe: W16 = round16((u - z)·s), one rounding. With packed 16-bit math this is
 // exact as written: 1024 + u (fp16) or 128 + u (bf16, 4-bit) is built by OR-ing the code into the
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../common/half16.cuh"
+#include "half16.cuh"
 
 namespace moeval::kernels::detail {
 
@@ -34,8 +34,9 @@ __device__ inline RowGroupParams make_params(std::uint32_t scale2, std::uint32_t
   return p;
 }
 
-// 4-bit: the 32-bit word holds k0..k7 in nibbles 0..7. Pair p (0..3) = (k_p, k_{p+4}) as a packed
-// 16-bit pair, low half = k_p: one mask extracts both nibbles at once.
+// 4-bit: pair p (0..3) of a 32-bit word = nibbles (p, p + 4) as a packed 16-bit pair, low half =
+// nibble p: one mask extracts both codes at once. (WNA16 words hold k0..k7 in nibbles 0..7, so a
+// pair is (k_p, k_{p+4}); Marlin tiles place the two halves of an mma fragment register there.)
 // (a & b) | c in one LOP3: written out because the compiler splits the mask and the OR of two
 // immediates into two instructions, one per code pair of the hot loop.
 __device__ inline std::uint32_t and_or(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
@@ -50,7 +51,7 @@ __device__ inline std::uint32_t dequant4_pair(std::uint32_t word, int p, const R
   return Half16<T>::sub_mul(x, q.zero2, q.scale2);
 }
 
-// 8-bit: the word holds k0..k3 in bytes 0..3. Pair p (0..1) = (k_p, k_{p+2}).
+// 8-bit: pair p (0..1) = bytes (p, p + 2).
 template <typename T>
 __device__ inline std::uint32_t dequant8_pair(std::uint32_t word, int p, const RowGroupParams& q) {
   if constexpr (std::is_same_v<T, __half>) {

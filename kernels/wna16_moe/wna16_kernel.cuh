@@ -22,7 +22,8 @@
 #include <string>
 
 #include "moeval/kernels/device_info.h"
-#include "wna16_dequant.cuh"
+#include "../common/async_copy.cuh"
+#include "../common/dequant16.cuh"
 #include "wna16_params.h"
 
 namespace moeval::kernels::detail {
@@ -45,19 +46,6 @@ struct WeightStage {
   std::uint32_t scale2[2 * RT];  // s in both halves (0 for a slice past K or a row past N: W16 = 0 exactly)
   std::uint32_t zero2[2 * RT];   // (base | z) in both halves, see make_params
 };
-
-// Weights are read once: copied asynchronously into this lane's own shared-memory slot (no
-// registers held while in flight, so more chunks can be in flight at the same occupancy), skipping
-// L1, with L2 asked to fetch 256 bytes around each 64-byte row piece so the next chunks of the row
-// come from L2 (better DRAM locality than 64-byte requests). Each lane reads back only what it
-// wrote, so cp.async.wait_group alone orders the two (no barrier).
-__device__ inline void copy_async_16(uint4* slot, const std::uint8_t* src) {
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(slot));
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" : : "r"(dst), "l"(src) : "memory");
-}
-__device__ inline void commit_async() { asm volatile("cp.async.commit_group;\n" : : : "memory"); }
-template <int PENDING>
-__device__ inline void wait_async() { asm volatile("cp.async.wait_group %0;\n" : : "n"(PENDING) : "memory"); }
 
 // Read instead of activations by lanes whose slice of a chunk lies past K (the K tail), so the
 // activation loads need no predicate, no zeroing and no per-load address arithmetic: 0 × W16 = 0
@@ -98,6 +86,12 @@ __device__ inline RowPointers<RT> row_pointers(const Wna16Params& p, int expert,
   return r;
 }
 
+// Weights are read once: copied asynchronously into this lane's own shared-memory slot (no
+// registers held while in flight, so more chunks can be in flight at the same occupancy), skipping
+// L1, with L2 asked to fetch 256 bytes around each 64-byte row piece so the next chunks of the row
+// come from L2 (better DRAM locality than 64-byte requests). Each lane reads back only what it
+// wrote, so cp.async.wait_group alone orders the two (no barrier).
+//
 // Starts chunk `chunk` of the warp's rows: weights into `slot` (slot[32·r]: this lane's 16 bytes of
 // row r), scales and zeros into st. The caller commits the async group. A slot that is not loaded
 // (slice past K, row past N: valid_rows is warp-uniform) keeps stale codes, but a zero scale makes

@@ -1,0 +1,24 @@
+// Internal: cp.async wrappers (global → shared without holding registers while in flight).
+#pragma once
+
+#include <cstdint>
+
+namespace moeval::kernels::detail {
+
+// 16 bytes from global memory into shared memory, skipping L1, with L2 asked to fetch the 256 bytes
+// around the request (weights are streamed once: the next requests of the row then hit L2).
+__device__ inline void copy_async_16(void* slot, const void* src) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(slot));
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" : : "r"(dst), "l"(src) : "memory");
+}
+// 16 bytes through L1 (data that neighbouring warps read too, such as scales).
+__device__ inline void copy_async_16_cached(void* slot, const void* src) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(slot));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" : : "r"(dst), "l"(src) : "memory");
+}
+__device__ inline void commit_async() { asm volatile("cp.async.commit_group;\n" : : : "memory"); }
+// Waits until at most PENDING of this thread's committed groups are still in flight.
+template <int PENDING>
+__device__ inline void wait_async() { asm volatile("cp.async.wait_group %0;\n" : : "n"(PENDING) : "memory"); }
+
+}  // namespace moeval::kernels::detail

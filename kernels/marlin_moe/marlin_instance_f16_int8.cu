@@ -1,0 +1,6 @@
+// One dtype × bits instance set of the Marlin MoE GEMM (split so the builds run in parallel).
+#include "marlin_kernel.cuh"
+
+namespace moeval::kernels::detail {
+template void launch_marlin<__half, 8>(const MarlinParams&, int, bool, cudaStream_t);
+}  // namespace moeval::kernels::detail

@@ -1,0 +1,433 @@
+// Internal: the Marlin MoE GEMM kernel.
+//
+// Why the weights are the 16-row mma operand: in a Marlin tile, lane l's word for 16-column group
+// wg holds rows (2t, 2t+1, 2t+8, 2t+9) × columns (c, c+8) of that group (t = l % 4, c = l / 4) —
+// exactly the A fragment of mma.m16n8k16 when A's 16 rows are 16 output columns n and its 16
+// columns are k. So a lane dequantizes its own 16 bytes straight into A fragments, and the tokens
+// of a moe block are the 8-column B operand: an 8-row decode block wastes no half of the MMA.
+//
+// Work item = (moe block, row group of 8·TT rows, N item). A thread block of 4 warps owns one item
+// at a time (persistent grid; each block takes a contiguous run of items, N fastest, so the block's
+// activation rows stay in L1). Warps are warps_n × warps_k: a warp owns one 64-column Marlin tile
+// column over its share of the 16-row K tiles; partial sums of a K split are added in shared memory
+// in warp order (deterministic, no atomics).
+//
+// Data movement per K tile: each lane copies its 16 (4-bit) or 32 (8-bit) bytes of the tile — one
+// contiguous 512/1024-byte piece per warp — and its 16 bytes of permuted scales (the scales of
+// columns c, c+8, ..., c+56 of the tile) into its own shared-memory slots with cp.async, kStages
+// tiles ahead; zero points travel in registers. Activations come from global memory (L1), one K
+// tile ahead in registers: token g's pairs (2t, 2t+1) and (2t+8, 2t+9) are the B fragment.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "../common/async_copy.cuh"
+#include "../common/dequant16.cuh"
+#include "moeval/kernels/device_info.h"
+#include "marlin_params.h"
+
+namespace moeval::kernels::detail {
+
+constexpr int kMarlinThreads = 128;
+
+template <int BITS>
+struct MarlinTile {
+  static constexpr int kWordsPerLane = BITS == 4 ? 4 : 8;   // int32 words of a 16×64 tile per lane
+  static constexpr int kWords = 32 * kWordsPerLane;          // 128 or 256
+  static constexpr int kWeightSlots = kWordsPerLane / 4;     // uint4 per lane per stage
+  static constexpr int kStages = BITS == 4 ? 8 : 4;          // K tiles in flight per warp
+  static constexpr int kSlotsPerStage = kWeightSlots + 1;    // + the scales
+};
+
+// Shared memory of one warp: the cp.async ring during the K loop, then (after the loop has drained)
+// the warp's partial sums for the K-split reduction. uint4 units, 32 per lane row.
+template <int BITS, int TT>
+__host__ __device__ constexpr int marlin_warp_smem_uint4() {
+  using Tile = MarlinTile<BITS>;
+  constexpr int ring = Tile::kStages * Tile::kSlotsPerStage * 32;
+  constexpr int partial = 4 * TT * 32;  // float[4 groups][TT][4][32] = 4·TT·32 uint4
+  return ring > partial ? ring : partial;
+}
+
+// Position of column n's scale in a channelwise-permuted row (chunks of 32:
+// out[32b + 8i + m] = S[32b + 2i + o_m], o = (0,1,8,9,16,17,24,25)), inverted.
+__device__ inline std::int64_t channelwise_position(std::int64_t n) {
+  const int r = static_cast<int>(n & 31);
+  const int half = r >> 1;
+  return (n & ~std::int64_t{31}) + 8 * (half & 3) + 2 * (half >> 2) + (r & 1);
+}
+
+// W16 pair = round16((u − z)·s) for the two codes of pair p of `word` (4-bit: nibbles p, p+4;
+// 8-bit: bytes p, p+2), one rounding each. zero2 = (base | z) in both halves; scale2 holds the two
+// codes' scales (equal except on the K-shard path, where the two rows may sit in different groups).
+template <typename T, int BITS>
+__device__ inline std::uint32_t marlin_dequant(std::uint32_t word, int p, std::uint32_t zero2, std::uint32_t scale2) {
+  if constexpr (BITS == 4) {
+    const std::uint32_t x = and_or(word >> (4 * p), 0x000F000Fu, Half16<T>::kBase * 0x00010001u);
+    return Half16<T>::sub_mul(x, zero2, scale2);
+  } else if constexpr (std::is_same_v<T, __half>) {
+    // fp16's base 1024 has ulp 1 up to 2047: room for 8-bit codes too.
+    const std::uint32_t x = and_or(word >> (8 * p), 0x00FF00FFu, Half16<T>::kBase * 0x00010001u);
+    return Half16<T>::sub_mul(x, zero2, scale2);
+  } else {
+    // bf16 cannot hold 128 + 255: through fp32, where u − z and (u − z)·s are exact.
+    const float z = 8388608.0f + static_cast<float>(zero2 & 0xFFu);
+    const float lo = (__uint_as_float(0x4B000000u | ((word >> (8 * p)) & 0xFFu)) - z) *
+                     Half16<T>::to_float(static_cast<std::uint16_t>(scale2 & 0xFFFFu));
+    const float hi = (__uint_as_float(0x4B000000u | ((word >> (8 * p + 16)) & 0xFFu)) - z) *
+                     Half16<T>::to_float(static_cast<std::uint16_t>(scale2 >> 16));
+    return Half16<T>::pack(lo, hi);
+  }
+}
+
+// Zero point of column c + 8j of the lane's tile (j = 2·wg for column c of group wg, 2·wg + 1 for
+// column c + 8), from the lane's packed zero word(s): the grouped permutation puts the 8 columns in
+// consecutive entries, the interleave [0,2,4,6,1,3,5,7] (8-bit [0,2,1,3]) puts column j in field
+// [0,4,1,5,2,6,3,7][j] (8-bit: word j / 4, byte [0,2,1,3][j % 4]).
+template <int BITS>
+__device__ inline std::uint32_t marlin_zero(const std::uint32_t (&zw)[BITS / 4], int wg, int h) {
+  if constexpr (BITS == 4) {
+    return (zw[0] >> (4 * wg + 16 * h)) & 0xFu;
+  } else {
+    return (zw[wg >> 1] >> (8 * (wg & 1) + 16 * h)) & 0xFFu;
+  }
+}
+
+__device__ inline std::uint32_t low_half2(std::uint32_t v) { return (v & 0xFFFFu) * 0x00010001u; }
+__device__ inline std::uint32_t high_half2(std::uint32_t v) { return (v >> 16) * 0x00010001u; }
+__device__ inline std::uint32_t uint4_at(const uint4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+// Per-item pointers of one lane, with the lane's offsets folded in, so the K loop only adds.
+template <int BITS>
+struct LaneTiles {
+  const std::uint32_t* weight;   // tile (kt = 0) of this warp's tile column, at this lane's words
+  std::int64_t weight_kt_stride; // words from one K tile to the next
+  const std::uint16_t* scales;   // expert's scales at this lane's 8 grouped-order entries (group 0)
+  const std::uint32_t* zeros;    // expert's zero words at this lane's entries (group 0), or null
+};
+
+template <typename T, int BITS, bool KSHARD>
+__device__ inline void marlin_load_stage(uint4* slots, std::uint32_t (&zw)[BITS / 4], const MarlinParams& p,
+                                         const LaneTiles<BITS>& lt, int kt) {
+  using Tile = MarlinTile<BITS>;
+  const std::uint32_t* w = lt.weight + kt * lt.weight_kt_stride;
+#pragma unroll
+  for (int i = 0; i < Tile::kWeightSlots; ++i) copy_async_16(slots + 32 * i, w + 4 * i);
+  if constexpr (!KSHARD) {
+    const int group = p.channelwise ? 0 : kt >> p.group_tile_shift;
+    if (!p.channelwise) copy_async_16_cached(slots + 32 * Tile::kWeightSlots, lt.scales + std::int64_t(group) * p.n);
+    if (lt.zeros != nullptr) {
+      const std::uint32_t* z = lt.zeros + std::int64_t(group) * (p.n * BITS / 32);
+      if constexpr (BITS == 4) {
+        zw[0] = __ldg(z);
+      } else {
+        const uint2 v = __ldg(reinterpret_cast<const uint2*>(z));
+        zw[0] = v.x;
+        zw[1] = v.y;
+      }
+    }
+  }
+}
+
+// Activation fragments of K tile kt for the lane's token of each token tile.
+template <int TT>
+__device__ inline void marlin_load_activations(std::uint32_t (&b)[TT][2], const std::uint16_t* const (&x_rows)[TT],
+                                               int kt, int t) {
+#pragma unroll
+  for (int tt = 0; tt < TT; ++tt) {
+    const std::uint16_t* x = x_rows[tt] + 16 * kt + 2 * t;
+    b[tt][0] = __ldg(reinterpret_cast<const std::uint32_t*>(x));
+    b[tt][1] = __ldg(reinterpret_cast<const std::uint32_t*>(x + 8));
+  }
+}
+
+// K-shard scales: the lane's four rows of tile kt may sit in four groups (g_idx is only sorted,
+// groups have uneven sizes on a rank). scale_rows[r] = the 8 grouped-order scales of row r's group.
+template <int BITS>
+__device__ inline void marlin_kshard_scales(uint4 (&scale_rows)[4], const MarlinParams& p, int expert,
+                                            const LaneTiles<BITS>& lt, int kt, int t) {
+  const std::int32_t* g = p.g_idx + std::int64_t(expert) * p.k + 16 * kt + 2 * t;
+  const int rows[4] = {0, 1, 8, 9};
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    int group = __ldg(g + rows[r]);
+    group = group < 0 ? 0 : group >= p.groups ? p.groups - 1 : group;  // never read outside the scales
+    scale_rows[r] = __ldg(reinterpret_cast<const uint4*>(lt.scales + std::int64_t(group) * p.n));
+  }
+}
+
+template <typename T, int BITS, int TT, bool KSHARD>
+__device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], const uint4* slots, const std::uint32_t (&zw)[BITS / 4],
+                                            const uint4& channel_scales, const std::uint32_t (&b)[TT][2],
+                                            const MarlinParams& p, int expert, const LaneTiles<BITS>& lt, int kt, int t) {
+  using Tile = MarlinTile<BITS>;
+  std::uint32_t w[Tile::kWordsPerLane];
+#pragma unroll
+  for (int i = 0; i < Tile::kWeightSlots; ++i) {
+    const uint4 v = slots[32 * i];
+    w[4 * i] = v.x;
+    w[4 * i + 1] = v.y;
+    w[4 * i + 2] = v.z;
+    w[4 * i + 3] = v.w;
+  }
+  uint4 scale_rows[4];
+  uint4 scales{};
+  if constexpr (KSHARD) {
+    marlin_kshard_scales<BITS>(scale_rows, p, expert, lt, kt, t);
+  } else {
+    scales = p.channelwise ? channel_scales : slots[32 * Tile::kWeightSlots];
+  }
+#pragma unroll
+  for (int wg = 0; wg < 4; ++wg) {
+    // Column c of group wg uses entry j = 2·wg of the lane's 8 scales, column c + 8 entry 2·wg + 1.
+    std::uint32_t scale_lo[2], scale_hi[2];  // [0]: rows (2t, 2t+1), [1]: rows (2t+8, 2t+9)
+    if constexpr (KSHARD) {
+      const std::uint32_t r0 = uint4_at(scale_rows[0], wg), r1 = uint4_at(scale_rows[1], wg);
+      const std::uint32_t r8 = uint4_at(scale_rows[2], wg), r9 = uint4_at(scale_rows[3], wg);
+      scale_lo[0] = __byte_perm(r0, r1, 0x5410);
+      scale_lo[1] = __byte_perm(r8, r9, 0x5410);
+      scale_hi[0] = __byte_perm(r0, r1, 0x7632);
+      scale_hi[1] = __byte_perm(r8, r9, 0x7632);
+    } else {
+      const std::uint32_t s = uint4_at(scales, wg);
+      scale_lo[0] = scale_lo[1] = low_half2(s);
+      scale_hi[0] = scale_hi[1] = high_half2(s);
+    }
+    std::uint32_t zero_lo, zero_hi;
+    if (!KSHARD && lt.zeros != nullptr) {
+      zero_lo = (Half16<T>::kBase | marlin_zero<BITS>(zw, wg, 0)) * 0x00010001u;
+      zero_hi = (Half16<T>::kBase | marlin_zero<BITS>(zw, wg, 1)) * 0x00010001u;
+    } else {
+      zero_lo = zero_hi = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
+    }
+    std::uint32_t a[4];
+    if constexpr (BITS == 4) {
+      const std::uint32_t word = w[wg];
+      a[0] = marlin_dequant<T, 4>(word, 0, zero_lo, scale_lo[0]);  // column c, k 2t..2t+1
+      a[2] = marlin_dequant<T, 4>(word, 1, zero_lo, scale_lo[1]);  // column c, k 2t+8..2t+9
+      a[1] = marlin_dequant<T, 4>(word, 2, zero_hi, scale_hi[0]);  // column c+8, k 2t..2t+1
+      a[3] = marlin_dequant<T, 4>(word, 3, zero_hi, scale_hi[1]);  // column c+8, k 2t+8..2t+9
+    } else {
+      a[0] = marlin_dequant<T, 8>(w[2 * wg], 0, zero_lo, scale_lo[0]);
+      a[2] = marlin_dequant<T, 8>(w[2 * wg], 1, zero_lo, scale_lo[1]);
+      a[1] = marlin_dequant<T, 8>(w[2 * wg + 1], 0, zero_hi, scale_hi[0]);
+      a[3] = marlin_dequant<T, 8>(w[2 * wg + 1], 1, zero_hi, scale_hi[1]);
+    }
+#pragma unroll
+    for (int tt = 0; tt < TT; ++tt) Half16<T>::mma(acc[wg][tt], a, b[tt][0], b[tt][1]);
+  }
+}
+
+// Registers: 4-bit and 8-bit items up to 16 rows fit 4 blocks per SM (128 registers); 32-row items
+// hold 64 accumulators and run 3.
+template <int TT>
+__host__ __device__ constexpr int marlin_blocks_per_sm() { return TT >= 4 ? 3 : 4; }
+
+template <typename T, int BITS, int TT, bool KSHARD>
+__global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) marlin_moe_kernel(const MarlinParams p) {
+  using Tile = MarlinTile<BITS>;
+  constexpr int kStages = Tile::kStages;
+  constexpr int kWarpSmem = marlin_warp_smem_uint4<BITS, TT>();
+  constexpr int kRows = 8 * TT;
+  __shared__ uint4 smem[4 * kWarpSmem];
+
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int warp = static_cast<int>(threadIdx.x) >> 5;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  const int warps_n = 4 / p.warps_k;
+  const int wn = warp % warps_n;
+  const int wk = warp / warps_n;
+  uint4* warp_smem = smem + warp * kWarpSmem;
+  uint4* slots = warp_smem + lane;  // stage s, slot i: slots[32·(s·kSlotsPerStage + i)]
+
+  const std::int64_t blocks = min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
+  const std::int64_t items = blocks * p.row_groups * p.n_items;
+  const int kt_begin = p.k_tiles * wk / p.warps_k;
+  const int kt_end = p.k_tiles * (wk + 1) / p.warps_k;
+
+  const std::int64_t per_cta = (items + gridDim.x - 1) / gridDim.x;
+  const std::int64_t item_end = min(items, (static_cast<std::int64_t>(blockIdx.x) + 1) * per_cta);
+  for (std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * per_cta; item < item_end; ++item) {
+    const int n_item = static_cast<int>(item % p.n_items);
+    const std::int64_t rest = item / p.n_items;
+    const int row_group = static_cast<int>(rest % p.row_groups);
+    const std::int64_t block = rest / p.row_groups;
+    const int expert = p.expert_ids[block];
+    const bool computes = expert >= 0 && expert < p.num_experts;
+    const std::int64_t row0 = block * p.block_size + static_cast<std::int64_t>(row_group) * kRows;
+    const int rows = min(kRows, p.block_size - row_group * kRows);
+    const int nt = n_item * warps_n + wn;  // this warp's Marlin tile column
+    const bool warp_in_n = nt < p.n_tiles;
+
+    float acc[4][TT][4];
+#pragma unroll
+    for (int wg = 0; wg < 4; ++wg) {
+#pragma unroll
+      for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[wg][tt][j] = 0.0f;
+      }
+    }
+
+    if (computes && warp_in_n && kt_begin < kt_end) {
+      const std::uint16_t* x_rows[TT];
+#pragma unroll
+      for (int tt = 0; tt < TT; ++tt) {
+        const int r = tt * 8 + g;
+        const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
+        // Padding columns of the mma read row 0 of A: never stored, and the columns are independent.
+        x_rows[tt] = (sid >= 0 && sid < p.num_slots) ? p.a + (sid / p.top_k) * p.k : p.a;
+      }
+      LaneTiles<BITS> lt;
+      lt.weight_kt_stride = static_cast<std::int64_t>(p.n_tiles) * Tile::kWords;
+      lt.weight = p.qweight + static_cast<std::int64_t>(expert) * p.k_tiles * lt.weight_kt_stride +
+                  static_cast<std::int64_t>(nt) * Tile::kWords + lane * Tile::kWordsPerLane;
+      lt.scales = p.scales + static_cast<std::int64_t>(expert) * p.groups * p.n + 64 * nt + 8 * g;
+      lt.zeros = p.zeros == nullptr ? nullptr
+                                    : p.zeros + static_cast<std::int64_t>(expert) * p.groups * (p.n * BITS / 32) +
+                                          (64 * nt + 8 * g) * BITS / 32;
+      uint4 channel_scales{};
+      if (!KSHARD && p.channelwise) {
+        // G == 1: the lane's 8 scales for the whole K, gathered once from the channelwise order.
+        const std::uint16_t* row = p.scales + static_cast<std::int64_t>(expert) * p.n;
+        std::uint32_t s[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const std::int64_t col = 64 * nt + g + 16 * i;
+          s[i] = static_cast<std::uint32_t>(__ldg(row + channelwise_position(col))) |
+                 (static_cast<std::uint32_t>(__ldg(row + channelwise_position(col + 8))) << 16);
+        }
+        channel_scales = make_uint4(s[0], s[1], s[2], s[3]);
+      }
+
+      std::uint32_t zw[kStages][BITS / 4];
+      std::uint32_t b[TT][2];
+      marlin_load_activations<TT>(b, x_rows, kt_begin, t);
+      // One async group per K tile, empty ones included, so "all but the newest kStages − 1 groups
+      // are complete" always means "the tile about to be computed has landed".
+#pragma unroll
+      for (int s = 0; s < kStages; ++s) {
+        if (kt_begin + s < kt_end) {
+          marlin_load_stage<T, BITS, KSHARD>(slots + 32 * Tile::kSlotsPerStage * s, zw[s], p, lt, kt_begin + s);
+        }
+        commit_async();
+      }
+      for (int kt = kt_begin; kt < kt_end; kt += kStages) {
+#pragma unroll
+        for (int s = 0; s < kStages; ++s) {
+          if (kt + s < kt_end) {
+            wait_async<kStages - 1>();
+            std::uint32_t cur[TT][2];
+#pragma unroll
+            for (int tt = 0; tt < TT; ++tt) {
+              cur[tt][0] = b[tt][0];
+              cur[tt][1] = b[tt][1];
+            }
+            if (kt + s + 1 < kt_end) marlin_load_activations<TT>(b, x_rows, kt + s + 1, t);
+            marlin_compute_stage<T, BITS, TT, KSHARD>(acc, slots + 32 * Tile::kSlotsPerStage * s, zw[s], channel_scales,
+                                                      cur, p, expert, lt, kt + s, t);
+            if (kt + s + kStages < kt_end) {
+              marlin_load_stage<T, BITS, KSHARD>(slots + 32 * Tile::kSlotsPerStage * s, zw[s], p, lt,
+                                                     kt + s + kStages);
+            }
+            commit_async();
+          }
+        }
+      }
+      wait_async<0>();  // the ring is reused for partial sums below
+    }
+
+    if (p.warps_k > 1) {
+      // Each warp's partial sums go into its own (drained) ring; warp wk = 0 of each column adds the
+      // others in warp order.
+      float* mine = reinterpret_cast<float*>(warp_smem);
+#pragma unroll
+      for (int wg = 0; wg < 4; ++wg) {
+#pragma unroll
+        for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) mine[((wg * TT + tt) * 4 + j) * 32 + lane] = acc[wg][tt][j];
+        }
+      }
+      __syncthreads();
+      if (wk == 0) {
+        for (int w = 1; w < p.warps_k; ++w) {
+          const float* other = reinterpret_cast<const float*>(smem + (wn + w * warps_n) * kWarpSmem);
+#pragma unroll
+          for (int wg = 0; wg < 4; ++wg) {
+#pragma unroll
+            for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+              for (int j = 0; j < 4; ++j) acc[wg][tt][j] += other[((wg * TT + tt) * 4 + j) * 32 + lane];
+            }
+          }
+        }
+      }
+      __syncthreads();  // the rings are refilled by the next item
+    }
+
+    if (wk == 0 && warp_in_n) {
+#pragma unroll
+      for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int r = tt * 8 + 2 * t + (j & 1);
+          if (r >= rows) continue;
+          const std::int64_t sid = p.sorted_token_ids[row0 + r];
+          if (sid < 0 || sid >= p.num_slots) continue;
+          const float w = p.topk_weights != nullptr ? p.topk_weights[sid] : 1.0f;
+          std::uint16_t* out = p.c + sid * p.n + 64 * nt + g + 8 * (j >> 1);
+#pragma unroll
+          for (int wg = 0; wg < 4; ++wg) {
+            const float v = computes ? (p.topk_weights != nullptr ? acc[wg][tt][j] * w : acc[wg][tt][j]) : 0.0f;
+            out[16 * wg] = Half16<T>::from_float(v);  // rows of a non-local (-1) expert are zeros
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename T, int BITS, int TT, bool KSHARD>
+void launch_marlin_tiles(const MarlinParams& params, cudaStream_t stream) {
+  const auto kernel = marlin_moe_kernel<T, BITS, TT, KSHARD>;
+  int device = 0;
+  int sms = 0;
+  int per_sm = 0;
+  check_cuda(cudaGetDevice(&device), "marlin_moe: cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "marlin_moe: SM count");
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kMarlinThreads, 0), "marlin_moe: occupancy");
+  const std::int64_t max_items = params.block_capacity * params.row_groups * params.n_items;
+  const std::int64_t resident = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+  const unsigned grid = static_cast<unsigned>(max_items < resident ? max_items : resident);
+  if (grid == 0) return;
+  kernel<<<grid, kMarlinThreads, 0, stream>>>(params);
+  check_cuda(cudaGetLastError(), "marlin_moe: kernel launch");
+}
+
+template <typename T, int BITS, bool KSHARD>
+void launch_marlin_shard(const MarlinParams& params, int token_tiles, cudaStream_t stream) {
+  switch (token_tiles) {
+    case 1: return launch_marlin_tiles<T, BITS, 1, KSHARD>(params, stream);
+    case 2: return launch_marlin_tiles<T, BITS, 2, KSHARD>(params, stream);
+    case 4: return launch_marlin_tiles<T, BITS, 4, KSHARD>(params, stream);
+    default: throw std::logic_error("marlin_moe: no kernel for token_tiles = " + std::to_string(token_tiles));
+  }
+}
+
+template <typename T, int BITS>
+void launch_marlin(const MarlinParams& params, int token_tiles, bool k_shard, cudaStream_t stream) {
+  if (k_shard) {
+    launch_marlin_shard<T, BITS, true>(params, token_tiles, stream);
+  } else {
+    launch_marlin_shard<T, BITS, false>(params, token_tiles, stream);
+  }
+}
+
+}  // namespace moeval::kernels::detail

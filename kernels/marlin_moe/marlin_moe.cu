@@ -1,0 +1,191 @@
+// marlin_moe entry point: argument checks, device guard, act-order gather, work split, dispatch on
+// dtype × bits.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "marlin_gather.h"
+#include "marlin_params.h"
+#include "moeval/kernels/device_info.h"
+#include "moeval/kernels/marlin_moe.h"
+#include "moeval/kernels/moe_align.h"
+#include "moeval/kernels/same_device.h"
+
+namespace moeval::kernels {
+namespace {
+
+[[noreturn]] void reject(const std::string& what) { throw std::invalid_argument("marlin_moe: " + what); }
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+bool aligned(const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
+
+// True for act-order without the full K: every Marlin row's group comes from g_idx.
+bool k_shard(const MarlinMoeWeights& w) { return w.act_order && !w.is_k_full; }
+
+void check_weights(const MarlinMoeWeights& w, const GemmNK& s) {
+  if (w.num_experts < 1) reject("weights.num_experts = " + str(w.num_experts) + "; must be ≥ 1");
+  if (w.group_size != -1 && w.group_size != 32 && w.group_size != 64 && w.group_size != 128) {
+    reject("group_size = " + str(w.group_size) + "; allowed 32, 64, 128 or -1 (channelwise)");
+  }
+  if (w.act_order) {
+    if (marlin_has_zero_points(w.type)) reject("act-order with zero points is not supported (uint4b8 or uint8b128 only)");
+    if (w.group_size == -1) reject("act-order needs a group size (32, 64 or 128); channelwise has no g_idx order");
+    if (w.perm == nullptr) reject("act-order needs perm [E, K]");
+    if (k_shard(w) && w.g_idx == nullptr) reject("act-order with is_k_full = false needs g_idx [E, K]");
+  }
+  if (marlin_has_zero_points(w.type) && w.zeros == nullptr) reject("a zero-point type needs zeros [E, G, N/pf]");
+  if (!marlin_has_zero_points(w.type) && w.zeros != nullptr) {
+    reject("zeros given for a symmetric type (uint4b8/uint8b128 have implicit zero points)");
+  }
+  if (k_shard(w)) {
+    if (w.num_groups < 1) reject("num_groups = " + str(w.num_groups) + "; a K shard needs the global group count ≥ 1");
+  } else {
+    if (w.group_size > 0 && s.k % w.group_size != 0) {
+      reject("K = " + str(s.k) + " is not a multiple of group_size = " + str(w.group_size));
+    }
+    const std::int64_t groups = w.group_size == -1 ? 1 : s.k / w.group_size;
+    if (w.num_groups != groups) {
+      reject("num_groups = " + str(w.num_groups) + " but K / group_size = " + str(groups) + " (1 when channelwise)");
+    }
+  }
+}
+
+void check_arguments(const MarlinMoeArgs& args) {
+  const MarlinMoeWeights& w = args.weights;
+  const GemmNK& s = args.shape;
+  if (s.n < 64 || s.n % 64 != 0) reject("N = " + str(s.n) + "; must be a positive multiple of 64 (Marlin tile width)");
+  if (s.k < 16 || s.k % 16 != 0) reject("K = " + str(s.k) + "; must be a positive multiple of 16 (Marlin tile height)");
+  if (s.k >= (std::int64_t{1} << 30) || s.n >= (std::int64_t{1} << 30)) reject("N and K must be < 2^30");
+  check_weights(w, s);
+  if (!is_supported_block_size(args.blocks.block_size)) {
+    reject("blocks.block_size = " + str(args.blocks.block_size) + "; allowed 8, 16, 32, 48, 64, 128");
+  }
+  if (args.top_k < 1) reject("top_k = " + str(args.top_k) + "; must be ≥ 1");
+  if (args.blocks.num_slots < 0) reject("blocks.num_slots = " + str(args.blocks.num_slots) + " is negative");
+  if (args.blocks.num_slots % args.top_k != 0) {
+    reject("blocks.num_slots = " + str(args.blocks.num_slots) + " is not a multiple of top_k = " + str(args.top_k));
+  }
+  if (args.blocks.sorted_capacity < 0) reject("blocks.sorted_capacity = " + str(args.blocks.sorted_capacity) + " is negative");
+  if (args.mul_topk_weights && args.topk_weights == nullptr) reject("mul_topk_weights is set but topk_weights is null");
+  if (!aligned(w.qweight, 16)) reject("qweight must be 16-byte aligned");
+  if (!aligned(w.scales, 16)) reject("scales must be 16-byte aligned");
+  if (!aligned(w.zeros, 8)) reject("zeros must be 8-byte aligned");
+  if (!aligned(args.a, 4) || !aligned(args.c, 2)) reject("a must be 4-byte and c 2-byte aligned");
+  const std::size_t needed = marlin_moe_workspace_bytes(args);
+  if (args.workspace_bytes < needed) {
+    reject("workspace_bytes = " + str(static_cast<std::int64_t>(args.workspace_bytes)) + " is too small; this call needs " +
+           str(static_cast<std::int64_t>(needed)) + " (marlin_moe_workspace_bytes: num_slots · K · 2 with act-order)");
+  }
+  if (needed > 0 && (args.workspace == nullptr || !aligned(args.workspace, 16))) {
+    reject("workspace must be a 16-byte aligned device buffer of marlin_moe_workspace_bytes bytes");
+  }
+}
+
+// Splits K over the 4 warps of a thread block when too few (block, tile column) items exist to keep
+// every SM busy (decode with few experts), keeping ≥ 8 K tiles per warp.
+int choose_warps_k(const MarlinMoeArgs& args, std::int64_t block_capacity, int row_groups, int sms) {
+  const std::int64_t slots = args.blocks.num_slots;
+  const std::int64_t likely_blocks =
+      std::min(block_capacity, std::min<std::int64_t>(slots, args.weights.num_experts) + slots / args.blocks.block_size);
+  const std::int64_t k_tiles = args.shape.k / 16;
+  const std::int64_t tile_columns = args.shape.n / 64;
+  const std::int64_t wanted_warps = static_cast<std::int64_t>(sms) * 16;
+  int warps_k = 1;
+  while (warps_k < 4 && likely_blocks * row_groups * tile_columns * warps_k < wanted_warps && k_tiles >= 16 * warps_k) {
+    warps_k *= 2;
+  }
+  return warps_k;
+}
+
+}  // namespace
+
+std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args) {
+  if (!args.weights.act_order || args.blocks.num_slots <= 0 || args.shape.k <= 0) return 0;
+  const std::size_t bytes = static_cast<std::size_t>(args.blocks.num_slots) * static_cast<std::size_t>(args.shape.k) * 2;
+  return (bytes + 255) / 256 * 256;
+}
+
+void marlin_moe(const MarlinMoeArgs& args) {
+  check_arguments(args);
+  const MarlinMoeWeights& w = args.weights;
+  const bool act_order = w.act_order;
+  const int device = same_device("marlin_moe", {{args.a, "a"},
+                                                {args.c, "c"},
+                                                {w.qweight, "qweight"},
+                                                {w.scales, "scales"},
+                                                {w.zeros, "zeros", true},
+                                                {w.perm, "perm", !act_order},
+                                                {w.g_idx, "g_idx", true},
+                                                {args.workspace, "workspace", !act_order},
+                                                {args.topk_weights, "topk_weights", !args.mul_topk_weights},
+                                                {args.blocks.sorted_token_ids, "sorted_token_ids"},
+                                                {args.blocks.expert_ids, "expert_ids"},
+                                                {args.blocks.num_tokens_post_padded, "num_tokens_post_padded"}});
+  DeviceGuard guard(device);
+  if (args.blocks.num_slots == 0 || args.blocks.sorted_capacity == 0) return;
+
+  const int block_size = args.blocks.block_size;
+  // Rows per work item: all of a block up to 32 rows; 48 → 3 × 16, 64 and 128 → 32-row groups.
+  const int token_tiles = block_size == 48 ? 2 : std::min(block_size, 32) / 8;
+  int sms = 0;
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "marlin_moe: SM count");
+
+  detail::MarlinParams p{};
+  p.a = static_cast<const std::uint16_t*>(args.a);
+  p.top_k = args.top_k;
+  p.block_capacity = args.blocks.sorted_capacity / block_size;
+  if (act_order) {
+    detail::MarlinGatherParams g{};
+    g.a = static_cast<const std::uint16_t*>(args.a);
+    g.out = static_cast<std::uint16_t*>(args.workspace);
+    g.perm = w.perm;
+    g.sorted_token_ids = args.blocks.sorted_token_ids;
+    g.expert_ids = args.blocks.expert_ids;
+    g.num_tokens_post_padded = args.blocks.num_tokens_post_padded;
+    g.k = args.shape.k;
+    g.num_slots = args.blocks.num_slots;
+    g.block_capacity = p.block_capacity;
+    g.block_size = block_size;
+    g.top_k = args.top_k;
+    g.num_experts = w.num_experts;
+    detail::launch_marlin_gather(g, sms, args.stream);
+    p.a = g.out;  // one gathered row per routed slot
+    p.top_k = 1;
+  }
+  p.c = static_cast<std::uint16_t*>(args.c);
+  p.qweight = w.qweight;
+  p.scales = static_cast<const std::uint16_t*>(w.scales);
+  p.zeros = w.zeros;
+  p.g_idx = k_shard(w) ? w.g_idx : nullptr;
+  p.topk_weights = args.mul_topk_weights ? args.topk_weights : nullptr;
+  p.sorted_token_ids = args.blocks.sorted_token_ids;
+  p.expert_ids = args.blocks.expert_ids;
+  p.num_tokens_post_padded = args.blocks.num_tokens_post_padded;
+  p.n = args.shape.n;
+  p.k = args.shape.k;
+  p.num_slots = args.blocks.num_slots;
+  p.k_tiles = static_cast<int>(args.shape.k / 16);
+  p.n_tiles = static_cast<int>(args.shape.n / 64);
+  p.groups = w.num_groups;
+  p.channelwise = !act_order && w.num_groups == 1;
+  p.group_tile_shift = w.group_size == 32 ? 1 : w.group_size == 64 ? 2 : 3;
+  p.num_experts = w.num_experts;
+  p.block_size = block_size;
+  p.row_groups = (block_size + 8 * token_tiles - 1) / (8 * token_tiles);
+  p.warps_k = choose_warps_k(args, p.block_capacity, p.row_groups, sms);
+  const int warps_n = 4 / p.warps_k;
+  p.n_items = (p.n_tiles + warps_n - 1) / warps_n;
+  p.implicit_zero = marlin_bits(w.type) == 4 ? 8u : 128u;
+
+  const bool shard = k_shard(w);
+  if (args.dtype == ActDType::f16) {
+    if (marlin_bits(w.type) == 4) detail::launch_marlin<__half, 4>(p, token_tiles, shard, args.stream);
+    else detail::launch_marlin<__half, 8>(p, token_tiles, shard, args.stream);
+  } else {
+    if (marlin_bits(w.type) == 4) detail::launch_marlin<__nv_bfloat16, 4>(p, token_tiles, shard, args.stream);
+    else detail::launch_marlin<__nv_bfloat16, 8>(p, token_tiles, shard, args.stream);
+  }
+}
+
+}  // namespace moeval::kernels

@@ -1,0 +1,46 @@
+// Internal: what the host hands the Marlin MoE GEMM kernel, and the launchers per dtype × bits.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace moeval::kernels::detail {
+
+struct MarlinParams {
+  const std::uint16_t* a;        // [rows, K]: A (row = sorted_id / top_k) or the act-order gather
+  std::uint16_t* c;              // [T, N]
+  const std::uint32_t* qweight;  // [E, K/16, N·16/pf]
+  const std::uint16_t* scales;   // [E, G, N], permuted
+  const std::uint32_t* zeros;    // [E, G, N/pf], or null (implicit zero)
+  const std::int32_t* g_idx;     // [E, K], K-shard path only
+  const float* topk_weights;     // [T]; null unless the epilogue multiplies
+  const std::int32_t* sorted_token_ids;
+  const std::int32_t* expert_ids;
+  const std::int32_t* num_tokens_post_padded;
+  std::int64_t n;
+  std::int64_t k;
+  std::int64_t num_slots;        // T
+  std::int64_t block_capacity;   // whole blocks inside sorted_capacity
+  int k_tiles;                   // K / 16
+  int n_tiles;                   // N / 64: Marlin tiles across N
+  int groups;                    // G: rows of scales per expert
+  int group_tile_shift;          // grouped: group of k-tile kt = kt >> shift (group_size / 16 = 2^shift)
+  bool channelwise;              // G == 1 without act-order: channelwise scale permutation, group 0
+  int num_experts;
+  int top_k;
+  int block_size;                // B
+  int row_groups;                // a block's rows are split into groups of 8·token_tiles rows
+  int n_items;                   // ceil(n_tiles / warps_n): work items across N per row group
+  int warps_k;                   // warps splitting K inside a thread block (1, 2 or 4)
+  std::uint32_t implicit_zero;   // 8 or 128 when zeros is null
+};
+
+// Launches one persistent grid; token_tiles = rows per item / 8 (1, 2 or 4); k_shard selects the
+// per-row group lookup through g_idx (act-order without is_k_full).
+template <typename T, int BITS>
+void launch_marlin(const MarlinParams& params, int token_tiles, bool k_shard, cudaStream_t stream);
+
+}  // namespace moeval::kernels::detail

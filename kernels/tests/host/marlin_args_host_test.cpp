@@ -1,0 +1,86 @@
+// marlin_moe's argument checks (no device needed: they run before any device access, so fake
+// device pointers suffice): each unsupported input gets one clear std::invalid_argument.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "moeval/kernels/marlin_moe.h"
+
+namespace moeval::kernels {
+namespace {
+
+// Argument checks run before any device access, so they are exercised with fake device pointers.
+class MarlinMoeErrors : public ::testing::Test {
+ protected:
+  MarlinMoeArgs valid() const {
+    MarlinMoeArgs args;
+    void* fake = reinterpret_cast<void*>(std::uintptr_t{1} << 20);
+    args.a = fake;
+    args.c = fake;
+    args.weights.qweight = static_cast<const std::uint32_t*>(fake);
+    args.weights.scales = fake;
+    args.weights.num_experts = 4;
+    args.weights.group_size = 128;
+    args.weights.num_groups = 2;
+    args.blocks = {static_cast<const std::int32_t*>(fake), static_cast<const std::int32_t*>(fake),
+                   static_cast<const std::int32_t*>(fake), 64, 16, 8};
+    args.shape = {128, 256};
+    args.top_k = 2;
+    return args;
+  }
+  static std::string error_of(const MarlinMoeArgs& args) {
+    try {
+      marlin_moe(args);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+};
+
+TEST_F(MarlinMoeErrors, ShapesOutsideTheTiles) {
+  MarlinMoeArgs args = valid();
+  args.shape.n = 96;
+  EXPECT_NE(error_of(args).find("N = 96; must be a positive multiple of 64"), std::string::npos) << error_of(args);
+  args = valid();
+  args.shape.k = 264;
+  EXPECT_NE(error_of(args).find("K = 264; must be a positive multiple of 16"), std::string::npos) << error_of(args);
+}
+
+TEST_F(MarlinMoeErrors, GroupsMustMatchK) {
+  MarlinMoeArgs args = valid();
+  args.weights.num_groups = 3;
+  EXPECT_NE(error_of(args).find("num_groups = 3 but K / group_size = 2"), std::string::npos) << error_of(args);
+  args = valid();
+  args.weights.group_size = 16;
+  EXPECT_NE(error_of(args).find("group_size = 16; allowed 32, 64, 128 or -1"), std::string::npos) << error_of(args);
+}
+
+TEST_F(MarlinMoeErrors, ActOrderNeedsPermAndNoZeroPoints) {
+  MarlinMoeArgs args = valid();
+  args.weights.act_order = true;
+  EXPECT_NE(error_of(args).find("act-order needs perm"), std::string::npos) << error_of(args);
+  args.weights.type = MarlinWeightType::uint4;
+  EXPECT_NE(error_of(args).find("act-order with zero points is not supported"), std::string::npos) << error_of(args);
+}
+
+TEST_F(MarlinMoeErrors, WorkspaceTooSmall) {
+  MarlinMoeArgs args = valid();
+  args.weights.act_order = true;
+  args.weights.perm = static_cast<const std::int32_t*>(args.a);
+  args.workspace = args.c;
+  args.workspace_bytes = 1024;  // needs 8 slots · 256 · 2 = 4096
+  EXPECT_NE(error_of(args).find("workspace_bytes = 1024 is too small; this call needs 4096"), std::string::npos)
+      << error_of(args);
+}
+
+TEST_F(MarlinMoeErrors, ZeroPointsMustMatchTheType) {
+  MarlinMoeArgs args = valid();
+  args.weights.type = MarlinWeightType::uint4;
+  EXPECT_NE(error_of(args).find("a zero-point type needs zeros"), std::string::npos) << error_of(args);
+}
+
+}  // namespace
+}  // namespace moeval::kernels
