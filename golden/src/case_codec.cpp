@@ -49,12 +49,14 @@ void put_layouts(CaseRecord& r, const std::string& gemm_tag, const QuantizedWeig
 
 // ---- decoding ----
 
-QuantizedWeights get_weights(const RecordFields& f, const std::string& p, const MoeProblem& problem, GemmShape shape) {
+QuantizedWeights get_weights(const RecordFields& f, const std::string& p, const MoeProblem& problem, GemmShape shape,
+                             std::int64_t k_shards) {
   QuantizedWeights w;
   w.scheme = problem.scheme;
   w.experts = problem.local_experts();
   w.k = shape.k;
   w.n = shape.n;
+  w.k_shards = k_shards;
   const std::int64_t g = w.groups();
   w.codes = f.array<std::uint8_t>(p + "codes", {w.experts, w.k, w.n});
   w.scales = f.array<std::uint16_t>(p + "scales", {w.experts, g, w.n}, w.scheme.act);
@@ -169,7 +171,8 @@ GoldenGemmCase decode_gemm_case(const CaseRecord& record, const std::filesystem:
   const DType act = c.problem.scheme.act;
   c.a = f.array<std::uint16_t>("inputs/a", {c.shape.m, c.shape.k}, act);
   c.routing = get_routing(f, c.problem);
-  c.w = get_weights(f, "weights/", c.problem, c.shape);
+  c.w = get_weights(f, "weights/", c.problem, c.shape,
+                    c.problem.kind == ProblemKind::gemm1 ? c.problem.gemm1_k_shards() : c.problem.gemm2_k_shards());
   out.expected = get_expected(f, "expected/", "expected", c.problem.tokens * c.problem.topk, c.shape.n, act);
   out.layouts = get_layouts(record);
   return out;
@@ -186,8 +189,8 @@ GoldenLayerCase decode_layer_case(const CaseRecord& record, const std::filesyste
   const DType act = p.scheme.act;
   c.x = f.array<std::uint16_t>("inputs/x", {p.tokens, p.hidden}, act);
   c.routing = get_routing(f, p);
-  c.w13 = get_weights(f, "weights/w13/", p, p.gemm1());
-  c.w2 = get_weights(f, "weights/w2/", p, p.gemm2());
+  c.w13 = get_weights(f, "weights/w13/", p, p.gemm1(), p.gemm1_k_shards());
+  c.w2 = get_weights(f, "weights/w2/", p, p.gemm2(), p.gemm2_k_shards());
   const std::int64_t rows = p.tokens * p.topk;
   out.expected.gemm1 = get_expected(f, "expected/gemm1/", "gemm1", rows, 2 * p.inter, act);
   out.expected.act = get_expected(f, "expected/act/", "act", rows, p.inter, act);

@@ -19,6 +19,16 @@ E parse_enum(const RecordFields& fields, const std::string& attr, std::initializ
   throw fields.error("attribute " + attr, "'" + text + "' is unknown; allowed: " + allowed);
 }
 
+// An integer attribute that older files lack (then `fallback`); a present one must be an integer.
+std::int64_t optional_integer(const RecordFields& fields, const std::string& attr, std::int64_t fallback) {
+  try {
+    fields.attribute(attr);  // throws only when the attribute is missing
+  } catch (const GoldenError&) {
+    return fallback;
+  }
+  return fields.integer(attr);
+}
+
 }  // namespace
 
 void put_problem(CaseRecord& r, const MoeProblem& p) {
@@ -42,6 +52,11 @@ void put_problem(CaseRecord& r, const MoeProblem& p) {
   // Seeds are small in the corpus; the bits of a uint64 survive the int64 round trip anyway.
   a["seed"] = std::int64_t(p.seed);
   a["problem_name"] = p.name();
+  // Written only for a K shard, so files and cases from before the attributes existed stay identical.
+  if (p.k_shards > 1) {
+    a["k_shards"] = p.k_shards;
+    a["k_shard_rank"] = p.k_shard_rank;
+  }
   if (!p.expert_map.empty()) {
     r.datasets["expert_map"] = Dataset{make_array<std::int32_t>({p.experts}, p.expert_map)};
   }
@@ -69,6 +84,8 @@ MoeProblem get_problem(const RecordFields& f) {
   p.routing.empty_experts = f.integer("routing_empty_experts");
   p.tier = parse_enum(f, "tier", {Tier::exact, Tier::bounded});
   p.seed = std::uint64_t(f.integer("seed"));
+  p.k_shards = optional_integer(f, "k_shards", 1);
+  p.k_shard_rank = optional_integer(f, "k_shard_rank", 0);
   if (f.has("expert_map")) {
     if (p.experts < 1) throw f.error("attribute experts", "must be at least 1");
     p.expert_map = f.array<std::int32_t>("expert_map", {p.experts});

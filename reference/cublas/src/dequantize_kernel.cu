@@ -63,10 +63,12 @@ void launch_dequantize(const DeviceQuantWeights& w, std::int64_t first_expert, s
 void validate_weights(const DeviceQuantWeights& w, const char* where) {
   const std::string at(where);
   if (w.codes == nullptr || w.scales == nullptr) throw std::invalid_argument(at + ": weights' codes and scales are required");
-  if (w.experts < 1 || w.k < 1 || w.n < 1 || w.groups < 1 || w.groups > w.k) {
+  // With g_idx, G may exceed K: a K shard of a row-parallel act-order layer keeps every group of the
+  // layer's K while holding only some of its rows (g_idx holds global group ids).
+  if (w.experts < 1 || w.k < 1 || w.n < 1 || w.groups < 1 || (w.g_idx == nullptr && w.groups > w.k)) {
     throw std::invalid_argument(at + ": weights have E = " + std::to_string(w.experts) + ", K = " + std::to_string(w.k) +
                                 ", N = " + std::to_string(w.n) + ", G = " + std::to_string(w.groups) +
-                                "; allowed: E, K, N >= 1 and 1 <= G <= K");
+                                "; allowed: E, K, N >= 1 and G >= 1 (G <= K without g_idx)");
   }
   if (w.g_idx == nullptr && w.k % w.groups != 0) {
     throw std::invalid_argument(at + ": G = " + std::to_string(w.groups) + " does not divide K = " + std::to_string(w.k) +

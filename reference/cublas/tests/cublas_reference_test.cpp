@@ -55,6 +55,22 @@ TEST(CublasReference, ExpertParallelRowsAreZeroAndAgree) {
   EXPECT_GT(zero_rows, 0);
 }
 
+// A K shard: the dequant kernel looks up the rank's rows' scales through their global g_idx among
+// the layer's G groups (G > local K groups, here even G > K / group_size of the rank).
+TEST(CublasReference, KShardDequantAndGemmAgree) {
+  MOEVAL_REQUIRE_GPUS(1);
+  for (std::int64_t local_k : {32, 64}) {
+    MoeProblem p = testing::agreement_problem(ProblemKind::gemm2, {WeightType::uint4b8, 32, true, false}, 8);
+    p.inter = local_k;
+    p.k_shards = 4;
+    p.k_shard_rank = 3;
+    const GemmCase c = build_gemm_case(p);
+    SCOPED_TRACE(c.problem.name());
+    ASSERT_GT(c.w.groups(), c.w.k / 32);
+    testing::expect_cublas_agrees_with_cpu(c, 0);
+  }
+}
+
 TEST(CublasReference, RepeatedRunsAreBitwiseIdentical) {
   MOEVAL_REQUIRE_GPUS(1);
   const GemmCase c = build_gemm_case(testing::agreement_problem(ProblemKind::gemm1, {WeightType::uint4, 64}, 8));

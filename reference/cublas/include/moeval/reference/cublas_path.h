@@ -30,7 +30,7 @@ struct DeviceQuantWeights {
   std::int64_t experts = 0;               // local experts
   std::int64_t k = 0;
   std::int64_t n = 0;
-  std::int64_t groups = 0;                // G (1 for channelwise)
+  std::int64_t groups = 0;                // G (1 for channelwise); a K shard's global G (may exceed K)
   int bits = 4;                           // code width (4 or 8): codes and zeros must be < 2^bits
   int implicit_zero = 8;                  // 8 (uint4b8), 128 (uint8b128); ignored with zeros
   Float16Kind dtype = Float16Kind::bf16;
