@@ -127,6 +127,32 @@ std::vector<MoeProblem> routing_cases(std::int64_t n, bool full_weights, std::ui
   return out;
 }
 
+// K shards of row-parallel act-order layers (is_k_full = false): local K from 32 (below one
+// group of 128) to 64, uneven and empty groups on a rank, first, middle and last ranks, both GEMMs,
+// one exact-tier case.
+std::vector<MoeProblem> k_shard_cases(std::int64_t n, std::uint64_t seed0) {
+  std::vector<MoeProblem> out;
+  std::uint64_t seed = seed0;
+  auto add = [&](ProblemKind kind, WeightType type, int group, DType act, std::int64_t local_k, std::int64_t shards,
+                 std::int64_t rank, Tier tier = Tier::bounded) {
+    MoeProblem p = gemm_problem(kind, local_k, n, QuantScheme{type, group, true, false, act}, seed++);
+    p.experts = 2;
+    p.tokens = tier == Tier::exact ? 6 : 3;
+    p.topk = 2;
+    p.tier = tier;
+    p.k_shards = shards;
+    p.k_shard_rank = rank;
+    out.push_back(p);
+  };
+  add(ProblemKind::gemm2, WeightType::uint4b8, 32, DType::bf16, 64, 2, 0);
+  add(ProblemKind::gemm2, WeightType::uint4b8, 32, DType::bf16, 64, 2, 1);
+  add(ProblemKind::gemm2, WeightType::uint8b128, 64, DType::f16, 64, 4, 3);
+  add(ProblemKind::gemm2, WeightType::uint4b8, 128, DType::f16, 32, 8, 5);
+  add(ProblemKind::gemm1, WeightType::uint4b8, 64, DType::bf16, 64, 2, 1);
+  add(ProblemKind::gemm2, WeightType::uint4b8, 32, DType::bf16, 32, 4, 2, Tier::exact);
+  return out;
+}
+
 std::vector<MoeProblem> layer_cases() {
   std::vector<MoeProblem> out;
   std::uint64_t seed = 4000;
@@ -217,6 +243,7 @@ std::vector<MoeProblem> corpus(Family family) {
       append(out, scheme_matrix(true, 2, 64, 2100));
       append(out, exact_cases(64, 2200));
       append(out, routing_cases(64, false, 2300));
+      append(out, k_shard_cases(64, 2400));
       break;
     case Family::layouts: {
       append(out, scheme_matrix(false, 2, 16, 3000));
