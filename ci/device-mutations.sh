@@ -73,9 +73,9 @@ PY
   for b in "$stage_dir"/out/baseline/*; do ldd "$b"; done | awk '/=> \// {print $3}' | sort -u |
     grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*|libcublas[^/]*|libcudart[^/]*)\.so' |
     xargs -r -I{} cp -L {} "$stage_dir/out/lib/"
-  git -C "$root" rev-parse HEAD > "$stage_dir/out/commit"
+  git -C "$scratch" rev-parse HEAD > "$stage_dir/out/commit"  # what was built (HEAD may move meanwhile)
   tar -C "$stage_dir/out" -czf "$stage_dir/mutants.tgz" . && rm -rf "$stage_dir/out"
-  echo "staged $(du -h "$stage_dir/mutants.tgz" | cut -f1) in .mutants/mutants.tgz (commit $(git -C "$root" rev-parse --short HEAD))"
+  echo "staged $(du -h "$stage_dir/mutants.tgz" | cut -f1) in .mutants/mutants.tgz (commit $(git -C "$scratch" rev-parse --short HEAD))"
 }
 
 run() {
@@ -84,7 +84,7 @@ run() {
   tar -C "$work" -xzf "$stage_dir/mutants.tgz"
   export LD_LIBRARY_PATH="$work/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
   command -v compute-sanitizer > /dev/null || export PATH="$PATH:/usr/local/cuda/bin"
-  local gpus status=0
+  local gpus status=0 ran=0
   gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
   echo "mutants of commit $(cat "$work/commit"), $gpus GPU(s)"
   # Baseline: every named test must pass on the unmutated build.
@@ -108,6 +108,7 @@ run() {
     fi
     timeout 300 "$work/$name/$binary" --gtest_filter="$filter" > "$log" 2>&1
     local rc=$?
+    ran=$((ran + 1))
     if grep -q '\[  SKIPPED \]' "$log"; then
       printf '%-26s NOT RUN (skipped)  %s\n' "$name" "$what"; status=1
     elif (( rc != 0 )); then
@@ -116,6 +117,7 @@ run() {
       printf '%-26s MISSED: %s %s passed  %s\n' "$name" "$binary" "$filter" "$what"; status=1
     fi
   done
+  if (( ran == 0 )); then echo "no mutant ran (no GPU?)"; status=1; fi
   exit $status
 }
 
