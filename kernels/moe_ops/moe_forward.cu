@@ -1,4 +1,5 @@
 // moe_forward: align → GEMM1 → silu_and_mul → GEMM2 → topk_combine, all on one stream.
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -15,10 +16,12 @@ std::size_t round_up_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; 
 
 // Where each intermediate lives inside the caller's workspace.
 struct ForwardLayout {
-  std::size_t align_ws = 0, sorted = 0, expert_ids = 0, post_padded = 0, gemm1_out = 0, act = 0, gemm2_out = 0, total = 0;
+  std::size_t align_ws = 0, sorted = 0, expert_ids = 0, post_padded = 0, gemm1_out = 0, act = 0, gemm2_out = 0,
+              gemm_ws = 0, total = 0;
 };
 
-ForwardLayout layout_for(const MoeLayerShape& s, int block_size) {
+// gemm_ws_bytes: the GEMMs' own scratch (Marlin act-order gathers), one region both GEMMs reuse.
+ForwardLayout layout_for(const MoeLayerShape& s, int block_size, std::size_t gemm_ws_bytes) {
   const std::int64_t slots = s.tokens * s.topk;
   ForwardLayout l;
   std::size_t at = 0;
@@ -34,8 +37,38 @@ ForwardLayout layout_for(const MoeLayerShape& s, int block_size) {
   l.gemm1_out = take(2 * static_cast<std::size_t>(slots * 2 * s.inter));
   l.act = take(2 * static_cast<std::size_t>(slots * s.inter));
   l.gemm2_out = take(2 * static_cast<std::size_t>(slots * s.hidden));
+  l.gemm_ws = take(gemm_ws_bytes);
   l.total = at;
   return l;
+}
+
+// Arguments of one of the layer's two Marlin GEMMs (a, c and the workspace are set by the caller).
+MarlinMoeArgs marlin_gemm(const MoeForwardArgs& f, bool gemm1, const MoeBlocks& blocks) {
+  const MoeLayerShape& s = f.shape;
+  MarlinMoeArgs g;
+  g.weights = gemm1 ? f.marlin_w13 : f.marlin_w2;
+  g.blocks = blocks;
+  g.shape = gemm1 ? GemmNK{2 * s.inter, s.hidden} : GemmNK{s.hidden, s.inter};
+  g.top_k = gemm1 ? s.topk : 1;
+  g.dtype = f.dtype;
+  g.topk_weights = gemm1 ? nullptr : f.topk_weights;
+  g.mul_topk_weights = !gemm1;
+  g.stream = f.stream;
+  return g;
+}
+
+// The GEMMs' scratch: 0 for WNA16; for Marlin the larger of the two GEMMs' needs (they run one
+// after the other on one stream, so they share the region).
+std::size_t gemm_workspace_bytes(const MoeForwardArgs& f, int block_size) {
+  if (f.format == MoeWeightFormat::wna16) return 0;
+  if (f.format != MoeWeightFormat::marlin) {
+    throw std::invalid_argument("moe_forward: format = " + std::to_string(int(f.format)) + "; allowed: wna16, marlin");
+  }
+  const MoeLayerShape& s = f.shape;
+  const std::int64_t slots = s.tokens * s.topk;
+  const MoeBlocks blocks{nullptr, nullptr, nullptr, moe_align_sorted_capacity(slots, s.num_experts, block_size), block_size, slots};
+  return std::max(marlin_moe_workspace_bytes(marlin_gemm(f, true, blocks)),
+                  marlin_moe_workspace_bytes(marlin_gemm(f, false, blocks)));
 }
 
 void check_shape(const MoeLayerShape& s) {
@@ -57,19 +90,28 @@ int choose_block_size(const MoeLayerShape& shape) {
   return 64;
 }
 
+std::size_t moe_forward_workspace_bytes(const MoeForwardArgs& args) {
+  check_shape(args.shape);
+  const int block_size = args.block_size == 0 ? choose_block_size(args.shape) : args.block_size;
+  return layout_for(args.shape, block_size, gemm_workspace_bytes(args, block_size)).total;
+}
+
 std::size_t moe_forward_workspace_bytes(const MoeLayerShape& shape, int block_size) {
-  check_shape(shape);
-  return layout_for(shape, block_size == 0 ? choose_block_size(shape) : block_size).total;
+  MoeForwardArgs args;
+  args.shape = shape;
+  args.block_size = block_size;
+  return moe_forward_workspace_bytes(args);
 }
 
 void moe_forward(const MoeForwardArgs& args) {
   const MoeLayerShape& s = args.shape;
   check_shape(s);
   const int block_size = args.block_size == 0 ? choose_block_size(s) : args.block_size;
-  const ForwardLayout l = layout_for(s, block_size);
+  const ForwardLayout l = layout_for(s, block_size, gemm_workspace_bytes(args, block_size));
   if (args.workspace_bytes < l.total) {
     throw std::invalid_argument("moe_forward: workspace_bytes = " + std::to_string(args.workspace_bytes) + " but " +
-                                std::to_string(l.total) + " are needed (moe_forward_workspace_bytes)");
+                                std::to_string(l.total) + " are needed for this shape, block size and weight format "
+                                "(moe_forward_workspace_bytes(args))");
   }
   if (reinterpret_cast<std::uintptr_t>(args.workspace) % 256 != 0) {
     throw std::invalid_argument("moe_forward: workspace must be 256-byte aligned");
@@ -104,28 +146,45 @@ void moe_forward(const MoeForwardArgs& args) {
 
   const MoeBlocks blocks{sorted, expert_ids, post_padded, moe_align_sorted_capacity(slots, s.num_experts, block_size),
                          block_size, slots};
-  Wna16MoeArgs gemm1;
-  gemm1.a = args.hidden_states;
-  gemm1.c = ws + l.gemm1_out;
-  gemm1.weights = args.w13;
-  gemm1.blocks = blocks;
-  gemm1.shape = {2 * s.inter, s.hidden};
-  gemm1.top_k = s.topk;
-  gemm1.dtype = args.dtype;
-  gemm1.stream = args.stream;
-  wna16_moe(gemm1);
-
-  silu_and_mul({ws + l.gemm1_out, ws + l.act, slots, s.inter, args.dtype, args.stream});
-
-  Wna16MoeArgs gemm2 = gemm1;
-  gemm2.a = ws + l.act;
-  gemm2.c = ws + l.gemm2_out;
-  gemm2.weights = args.w2;
-  gemm2.shape = {s.hidden, s.inter};
-  gemm2.top_k = 1;
-  gemm2.topk_weights = args.topk_weights;
-  gemm2.mul_topk_weights = true;
-  wna16_moe(gemm2);
+  if (args.format == MoeWeightFormat::marlin) {
+    MarlinMoeArgs gemm1 = marlin_gemm(args, true, blocks);
+    gemm1.a = args.hidden_states;
+    gemm1.c = ws + l.gemm1_out;
+    // Without act-order the kernel needs no scratch; the region is empty then (it would start at the
+    // workspace's end), so the kernel gets the workspace's start with 0 bytes: a valid pointer on the
+    // layer's device that it must not write.
+    gemm1.workspace_bytes = l.total - l.gemm_ws;
+    gemm1.workspace = gemm1.workspace_bytes > 0 ? ws + l.gemm_ws : ws;
+    marlin_moe(gemm1);
+    silu_and_mul({ws + l.gemm1_out, ws + l.act, slots, s.inter, args.dtype, args.stream});
+    MarlinMoeArgs gemm2 = marlin_gemm(args, false, blocks);
+    gemm2.a = ws + l.act;
+    gemm2.c = ws + l.gemm2_out;
+    gemm2.workspace = gemm1.workspace;
+    gemm2.workspace_bytes = gemm1.workspace_bytes;
+    marlin_moe(gemm2);
+  } else {
+    Wna16MoeArgs gemm1;
+    gemm1.a = args.hidden_states;
+    gemm1.c = ws + l.gemm1_out;
+    gemm1.weights = args.w13;
+    gemm1.blocks = blocks;
+    gemm1.shape = {2 * s.inter, s.hidden};
+    gemm1.top_k = s.topk;
+    gemm1.dtype = args.dtype;
+    gemm1.stream = args.stream;
+    wna16_moe(gemm1);
+    silu_and_mul({ws + l.gemm1_out, ws + l.act, slots, s.inter, args.dtype, args.stream});
+    Wna16MoeArgs gemm2 = gemm1;
+    gemm2.a = ws + l.act;
+    gemm2.c = ws + l.gemm2_out;
+    gemm2.weights = args.w2;
+    gemm2.shape = {s.hidden, s.inter};
+    gemm2.top_k = 1;
+    gemm2.topk_weights = args.topk_weights;
+    gemm2.mul_topk_weights = true;
+    wna16_moe(gemm2);
+  }
 
   TopkCombineArgs combine;
   combine.in = ws + l.gemm2_out;

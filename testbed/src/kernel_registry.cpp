@@ -1,6 +1,7 @@
 #include <stdexcept>
 
 #include "moeval/testbed/kernel_under_test.h"
+#include "moeval/testbed/marlin_kernel.h"
 #include "moeval/testbed/wna16_kernel.h"
 
 namespace moeval::testbed {
@@ -26,6 +27,7 @@ std::shared_ptr<const GemmKernelUnderTest> KernelRegistry::find(const std::strin
 void register_builtin_kernels() {
   auto& registry = KernelRegistry::instance();
   if (!registry.find(kWna16KernelName)) registry.add(make_wna16_kernel());
+  if (!registry.find(kMarlinKernelName)) registry.add(make_marlin_kernel());
 }
 
 }  // namespace moeval::testbed

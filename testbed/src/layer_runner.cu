@@ -12,6 +12,7 @@
 #include "moeval/reference/silu_and_mul_reference.h"
 #include "moeval/testbed/devices.h"
 #include "moeval/testbed/dtype.h"
+#include "moeval/testbed/marlin_kernel.h"
 #include "moeval/testbed/wna16_kernel.h"
 #include "moeval/tolerance/compare.h"
 
@@ -52,13 +53,15 @@ std::string LayerResult::summary() const {
   return s;
 }
 
-LayerResult run_layer_case(const LayerCase& layer, int device, const reference::LayerReference* stored) {
+LayerResult run_layer_case(const LayerCase& layer, int device, const reference::LayerReference* stored,
+                           kernels::MoeWeightFormat format) {
   const MoeProblem& p = layer.problem;
   const DType act = p.scheme.act;
   const std::string name = p.name();
   const std::int64_t slots = p.tokens * p.topk;
   LayerResult result;
-  const auto kernel = make_wna16_kernel();
+  const bool marlin = format == kernels::MoeWeightFormat::marlin;
+  const auto kernel = marlin ? make_marlin_kernel() : make_wna16_kernel();
 
   // Stage 1: GEMM1 in the problem's tier.
   const GemmCase g1_case = stage_gemm(layer, ProblemKind::gemm1, layer.x, p.tier);
@@ -86,19 +89,11 @@ LayerResult run_layer_case(const LayerCase& layer, int device, const reference::
   const std::vector<std::uint16_t> staged_out = result.stages.back().output;
 
   // End to end: moe_forward must reproduce the staged kernels bit for bit.
-  const auto w13 = layouts::pack_wna16(layer.w13);
-  const auto w2 = layouts::pack_wna16(layer.w2);
   std::vector<GuardedBuffer> bufs;
   bufs.reserve(10);
   auto& x = bufs.emplace_back(GuardedBuffer::upload("x", device, layer.x));
   auto& ids = bufs.emplace_back(GuardedBuffer::upload("topk_ids", device, layer.routing.topk_ids));
   auto& weights = bufs.emplace_back(GuardedBuffer::upload("topk_weights", device, layer.routing.topk_weights));
-  auto& q13 = bufs.emplace_back(GuardedBuffer::upload("w13.qweight", device, w13.qweight));
-  auto& s13 = bufs.emplace_back(GuardedBuffer::upload("w13.scales", device, w13.scales));
-  auto& q2 = bufs.emplace_back(GuardedBuffer::upload("w2.qweight", device, w2.qweight));
-  auto& s2 = bufs.emplace_back(GuardedBuffer::upload("w2.scales", device, w2.scales));
-  const GuardedBuffer* z13 = w13.qzeros.empty() ? nullptr : &bufs.emplace_back(GuardedBuffer::upload("w13.qzeros", device, w13.qzeros));
-  const GuardedBuffer* z2 = w2.qzeros.empty() ? nullptr : &bufs.emplace_back(GuardedBuffer::upload("w2.qzeros", device, w2.qzeros));
   const GuardedBuffer* map = p.expert_map.empty() ? nullptr : &bufs.emplace_back(GuardedBuffer::upload("expert_map", device, p.expert_map));
 
   kernels::MoeForwardArgs args;
@@ -107,11 +102,26 @@ LayerResult run_layer_case(const LayerCase& layer, int device, const reference::
   args.topk_ids = ids.as<std::int32_t>();
   args.topk_weights = weights.as<float>();
   args.expert_map = map ? map->as<std::int32_t>() : nullptr;
-  const int bits = bits_of(p.scheme.type);
-  args.w13 = {q13.as<std::uint8_t>(), s13.data(), z13 ? z13->as<std::uint8_t>() : nullptr, int(layer.w13.experts), bits, p.scheme.group_size};
-  args.w2 = {q2.as<std::uint8_t>(), s2.data(), z2 ? z2->as<std::uint8_t>() : nullptr, int(layer.w2.experts), bits, p.scheme.group_size};
+  args.format = format;
+  std::optional<MarlinDeviceWeights> m13, m2;
+  if (marlin) {
+    args.marlin_w13 = m13.emplace("w13", layer.w13, device).view();
+    args.marlin_w2 = m2.emplace("w2", layer.w2, device).view();
+  } else {
+    const auto w13 = layouts::pack_wna16(layer.w13);
+    const auto w2 = layouts::pack_wna16(layer.w2);
+    auto& q13 = bufs.emplace_back(GuardedBuffer::upload("w13.qweight", device, w13.qweight));
+    auto& s13 = bufs.emplace_back(GuardedBuffer::upload("w13.scales", device, w13.scales));
+    auto& q2 = bufs.emplace_back(GuardedBuffer::upload("w2.qweight", device, w2.qweight));
+    auto& s2 = bufs.emplace_back(GuardedBuffer::upload("w2.scales", device, w2.scales));
+    const GuardedBuffer* z13 = w13.qzeros.empty() ? nullptr : &bufs.emplace_back(GuardedBuffer::upload("w13.qzeros", device, w13.qzeros));
+    const GuardedBuffer* z2 = w2.qzeros.empty() ? nullptr : &bufs.emplace_back(GuardedBuffer::upload("w2.qzeros", device, w2.qzeros));
+    const int bits = bits_of(p.scheme.type);
+    args.w13 = {q13.as<std::uint8_t>(), s13.data(), z13 ? z13->as<std::uint8_t>() : nullptr, int(layer.w13.experts), bits, p.scheme.group_size};
+    args.w2 = {q2.as<std::uint8_t>(), s2.data(), z2 ? z2->as<std::uint8_t>() : nullptr, int(layer.w2.experts), bits, p.scheme.group_size};
+  }
   args.dtype = to_kernel_dtype(act);
-  GuardedBuffer workspace("moe_forward.workspace", device, kernels::moe_forward_workspace_bytes(args.shape), 4);
+  GuardedBuffer workspace("moe_forward.workspace", device, kernels::moe_forward_workspace_bytes(args), 4);
   GuardedBuffer out("moe_forward.out", device, std::size_t(p.tokens * p.hidden) * 2, 2);
   args.workspace = workspace.data();
   args.workspace_bytes = workspace.bytes();
@@ -133,6 +143,10 @@ LayerResult run_layer_case(const LayerCase& layer, int device, const reference::
   result.forward_deterministic = runs[0] == runs[1];
   std::vector<const GuardedBuffer*> all{&workspace, &out};
   for (const auto& b : bufs) all.push_back(&b);
+  for (const auto* m : {&m13, &m2}) {
+    if (!*m) continue;
+    for (const GuardedBuffer* b : (*m)->buffers()) all.push_back(b);
+  }
   result.memory_errors = memory_errors(all);
   return result;
 }

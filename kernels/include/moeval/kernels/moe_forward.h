@@ -1,12 +1,16 @@
-// moe_forward: the whole quantized MoE layer on WNA16 weights.
+// moe_forward: the whole quantized MoE layer on WNA16 or Marlin weights.
 //
 //   align(topk_ids, B) → GEMM1 (w13: K = H, N = 2I, top_k = topk, no routing weight)
 //   → silu_and_mul → GEMM2 (w2: K = I, N = H, top_k = 1, × topk_weights) → topk_combine.
 // Output out [M, H] = round16(Σ_j round16(w_j · y_{e_j})) as the stages above define it.
 // Block size heuristic (when block_size = 0): the smallest B in {8, 16, 32, 48, 64} with
 // M·topk / E < 0.9·B, else 64 — so a block holds about the tokens one expert receives (decode:
-// 8) and padding stays below E·(B-1) rows. The workspace holds the align output and the
-// intermediates; size it with moe_forward_workspace_bytes.
+// 8) and padding stays below E·(B-1) rows. Both GEMMs run on one weight format, chosen by
+// `format`: wna16_moe on Wna16Weights, or marlin_moe on MarlinMoeWeights (act-order, is_k_full,
+// zero points as kernels/marlin_moe.h states; N = 2I and H must be multiples of 64 there).
+// The workspace holds the align output, the intermediates and, on Marlin weights with act-order,
+// the activations gathered through perm (one region, reused by GEMM2: the GEMMs run in order on
+// one stream); size it with moe_forward_workspace_bytes(args).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -15,6 +19,7 @@
 #include <cstdint>
 
 #include "moeval/kernels/act_dtype.h"
+#include "moeval/kernels/marlin_moe.h"
 #include "moeval/kernels/wna16_moe.h"
 
 namespace moeval::kernels {
@@ -30,14 +35,20 @@ struct MoeLayerShape {
 // The block size moe_forward uses for this shape when none is given (documented above).
 int choose_block_size(const MoeLayerShape& shape);
 
+// Which GEMM (and weight layout) the layer runs on.
+enum class MoeWeightFormat : std::uint8_t { wna16, marlin };
+
 struct MoeForwardArgs {
   MoeLayerShape shape;
   const void* hidden_states = nullptr;   // [M, H]
   const std::int32_t* topk_ids = nullptr;  // [M, topk]
   const float* topk_weights = nullptr;   // [M, topk]
   const std::int32_t* expert_map = nullptr;  // optional [E] (global → local or -1)
-  Wna16Weights w13;  // [E_local, 2I, H·bits/8]; E_local = E without expert_map
-  Wna16Weights w2;   // [E_local, H, I·bits/8]
+  MoeWeightFormat format = MoeWeightFormat::wna16;
+  Wna16Weights w13;  // format wna16: [E_local, 2I, H·bits/8]; E_local = E without expert_map
+  Wna16Weights w2;   // format wna16: [E_local, H, I·bits/8]
+  MarlinMoeWeights marlin_w13;  // format marlin: K = H, N = 2I (gate columns first)
+  MarlinMoeWeights marlin_w2;   // format marlin: K = I, N = H
   void* out = nullptr;                   // [M, H]
   ActDType dtype = ActDType::bf16;
   int block_size = 0;                    // 0 = choose_block_size(shape)
@@ -46,7 +57,12 @@ struct MoeForwardArgs {
   cudaStream_t stream = nullptr;
 };
 
-// Bytes of workspace for this shape and block size (0 = the heuristic's choice).
+// Bytes of workspace for these arguments (shape, block_size, format and, for Marlin, the weights'
+// act-order flags; pointers are not read): 256-byte-rounded regions for moe_align's scratch and
+// output, GEMM1's output [M·topk, 2I], silu_and_mul's [M·topk, I], GEMM2's [M·topk, H], and with
+// Marlin act-order max(marlin_moe_workspace_bytes of GEMM1, of GEMM2) (M·topk·K·2 bytes each).
+std::size_t moe_forward_workspace_bytes(const MoeForwardArgs& args);
+// The same for WNA16 weights from the shape and block size alone (0 = the heuristic's choice).
 std::size_t moe_forward_workspace_bytes(const MoeLayerShape& shape, int block_size = 0);
 
 // Throws std::invalid_argument for bad input (shapes, pointers, workspace too small),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "moeval/fixtures/cases.h"
+#include "moeval/kernels/moe_forward.h"
 #include "moeval/reference/layer_reference.h"
 #include "moeval/testbed/case_runner.h"
 
@@ -26,7 +27,10 @@ struct LayerResult {
 };
 
 // `stored` (e.g. a golden file's expected outputs) replaces the fresh reference of GEMM1, the one
-// stage whose reference does not depend on the kernel's own intermediates.
-LayerResult run_layer_case(const LayerCase& layer, int device, const reference::LayerReference* stored = nullptr);
+// stage whose reference does not depend on the kernel's own intermediates. `format` picks the
+// weight layout and GEMM kernel of both GEMM stages and of moe_forward (Marlin: call
+// marlin_unsupported_reason on w13 and w2 first; WNA16 has no act-order).
+LayerResult run_layer_case(const LayerCase& layer, int device, const reference::LayerReference* stored = nullptr,
+                           kernels::MoeWeightFormat format = kernels::MoeWeightFormat::wna16);
 
 }  // namespace moeval::testbed
