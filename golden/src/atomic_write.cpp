@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <string>
 #include <system_error>
@@ -29,7 +31,51 @@ std::filesystem::path directory_of(const std::filesystem::path& target) {
   return target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
 }
 
+// Temp files to unlink from a signal handler: fixed storage, no allocation, lock-free claims.
+constexpr int kTempSlots = 8;
+char temp_paths[kTempSlots][PATH_MAX];
+std::atomic<int> temp_state[kTempSlots];  // 0 free, 1 being filled, 2 registered
+
+extern "C" void remove_temps_and_reraise(int sig) {
+  for (int i = 0; i < kTempSlots; ++i) {
+    if (temp_state[i].load(std::memory_order_acquire) == 2) ::unlink(temp_paths[i]);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
 }  // namespace
+
+TempFileRegistration::TempFileRegistration(const std::filesystem::path& path) {
+  const std::string& text = path.native();
+  if (text.size() >= PATH_MAX) return;
+  for (int i = 0; i < kTempSlots; ++i) {
+    int expected = 0;
+    if (temp_state[i].compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+      std::memcpy(temp_paths[i], text.c_str(), text.size() + 1);
+      temp_state[i].store(2, std::memory_order_release);
+      slot_ = i;
+      return;
+    }
+  }
+}
+
+TempFileRegistration::~TempFileRegistration() {
+  if (slot_ >= 0) temp_state[slot_].store(0, std::memory_order_release);
+}
+
+void install_temp_cleanup() {
+  static const bool installed = [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction action {};
+      action.sa_handler = remove_temps_and_reraise;
+      sigemptyset(&action.sa_mask);
+      ::sigaction(sig, &action, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+}
 
 std::filesystem::path temp_path_for(const std::filesystem::path& target) {
   std::filesystem::path temp = target;
@@ -45,9 +91,18 @@ void replace_atomically(const std::filesystem::path& target,
     throw golden_error(target, "", "its directory does not exist");
   }
   std::filesystem::remove(temp, ec);
+  const TempFileRegistration registered(temp);
   try {
     write(temp);
     sync_path(temp, false);
+  } catch (const GoldenError& e) {
+    std::filesystem::remove(temp, ec);
+    // Name the file being replaced (the temp file is gone): "golden file 'wna16.h5': the new
+    // version could not be written: cannot write 842941 bytes: No space left on device".
+    const std::string prefix = "golden file '" + temp.string() + "': ";
+    const std::string what = e.what();
+    if (what.rfind(prefix, 0) != 0) throw;
+    throw golden_error(target, "", "the new version could not be written: " + what.substr(prefix.size()));
   } catch (...) {
     std::filesystem::remove(temp, ec);
     throw;

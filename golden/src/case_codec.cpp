@@ -1,5 +1,8 @@
 #include "moeval/golden/case_codec.h"
 
+#include <cmath>
+#include <cstdio>
+
 #include "moeval/fixtures/errors.h"
 #include "moeval/fixtures/layouts/logical_check.h"
 #include "moeval/fixtures/quantize.h"
@@ -85,6 +88,22 @@ QuantizedWeights get_weights(const RecordFields& f, const std::string& p, const 
   return w;
 }
 
+// Stored activations are finite: the fixtures never build NaN or Inf inputs, so a file holding
+// them is corrupt or not ours (and a NaN input would make the kernel-vs-reference check vacuous).
+std::vector<std::uint16_t> finite_inputs(const RecordFields& f, const std::string& path, const Shape& shape, DType act) {
+  std::vector<std::uint16_t> values = f.array<std::uint16_t>(path, shape, act);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double v = to_double(values[i], act);
+    if (!std::isfinite(v)) {
+      char bits[8];
+      std::snprintf(bits, sizeof bits, "0x%04x", unsigned(values[i]));
+      throw f.error("dataset " + path, "element " + std::to_string(i) + " is " + (std::isnan(v) ? "NaN" : "infinite") +
+                                           " (" + bits + "); stored inputs are finite");
+    }
+  }
+  return values;
+}
+
 Routing get_routing(const RecordFields& f, const MoeProblem& problem) {
   Routing routing;
   routing.tokens = problem.tokens;
@@ -96,6 +115,11 @@ Routing get_routing(const RecordFields& f, const MoeProblem& problem) {
       throw f.error("dataset routing/topk_ids", "element " + std::to_string(i) + " = " +
                                                     std::to_string(routing.topk_ids[i]) +
                                                     " is outside [0, E = " + std::to_string(problem.experts) + ")");
+    }
+    if (!std::isfinite(routing.topk_weights[i])) {
+      throw f.error("dataset routing/topk_weights",
+                    "element " + std::to_string(i) + " is " + (std::isnan(routing.topk_weights[i]) ? "NaN" : "infinite") +
+                        "; routing weights are finite");
     }
   }
   return routing;
@@ -169,7 +193,7 @@ GoldenGemmCase decode_gemm_case(const CaseRecord& record, const std::filesystem:
   c.mul_topk_weights = f.flag("mul_topk_weights");
   if (c.a_row_divisor < 1) throw f.error("attribute a_row_divisor", "must be at least 1");
   const DType act = c.problem.scheme.act;
-  c.a = f.array<std::uint16_t>("inputs/a", {c.shape.m, c.shape.k}, act);
+  c.a = finite_inputs(f, "inputs/a", {c.shape.m, c.shape.k}, act);
   c.routing = get_routing(f, c.problem);
   c.w = get_weights(f, "weights/", c.problem, c.shape,
                     c.problem.kind == ProblemKind::gemm1 ? c.problem.gemm1_k_shards() : c.problem.gemm2_k_shards());
@@ -187,7 +211,7 @@ GoldenLayerCase decode_layer_case(const CaseRecord& record, const std::filesyste
   if (p.kind != ProblemKind::layer)
     throw f.error("attribute kind", "is '" + f.text("kind") + "'; this loader reads layer cases");
   const DType act = p.scheme.act;
-  c.x = f.array<std::uint16_t>("inputs/x", {p.tokens, p.hidden}, act);
+  c.x = finite_inputs(f, "inputs/x", {p.tokens, p.hidden}, act);
   c.routing = get_routing(f, p);
   c.w13 = get_weights(f, "weights/w13/", p, p.gemm1(), p.gemm1_k_shards());
   c.w2 = get_weights(f, "weights/w2/", p, p.gemm2(), p.gemm2_k_shards());

@@ -1,6 +1,7 @@
 #include "moeval/golden/check.h"
 
 #include <chrono>
+#include <set>
 #include <stdexcept>
 
 #include "moeval/golden/atomic_write.h"
@@ -27,6 +28,41 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+std::set<std::string> corpus_names(Family family) {
+  std::set<std::string> names;
+  for (const MoeProblem& p : corpus(family)) names.insert(p.name());
+  return names;
+}
+
+// A file that belongs to another family (its root says so, or its cases are another family's
+// corpus) would otherwise show up as every case missing and every stored case extra: name it.
+std::optional<std::string> foreign_family(Family family, const GoldenReader& reader) {
+  const std::string expected(to_string(family));
+  if (reader.family() != expected) {
+    return "is the " + reader.family() + " file (its root attribute family = '" + reader.family() +
+           "'), not the " + expected + " file; was it copied or renamed onto " + file_name(family) + "?";
+  }
+  const std::vector<std::string>& stored = reader.case_names();
+  if (stored.empty()) return std::nullopt;
+  const std::set<std::string> own = corpus_names(family);
+  for (const std::string& name : stored) {
+    if (own.count(name)) return std::nullopt;  // at least one case of its own: an ordinary diff
+  }
+  for (Family other : all_families()) {
+    if (other == family) continue;
+    const std::set<std::string> theirs = corpus_names(other);
+    std::size_t matching = 0;
+    for (const std::string& name : stored) matching += theirs.count(name);
+    if (matching * 2 > stored.size()) {
+      return "holds the cases of the " + std::string(to_string(other)) + " family (" + std::to_string(matching) +
+             " of its " + std::to_string(stored.size()) + " case names are " + file_name(other) +
+             " cases, none is a " + expected + " case) although its root says family '" + expected +
+             "': this is the " + std::string(to_string(other)) + " file under the name " + file_name(family);
+    }
+  }
+  return std::nullopt;
+}
+
 FamilyReport check_family(Family family, const std::filesystem::path& path, const std::vector<CaseRecord>& regenerated,
                           const CorpusSelection& s) {
   FamilyReport report{family, path, regenerated.size()};
@@ -34,6 +70,10 @@ FamilyReport check_family(Family family, const std::filesystem::path& path, cons
   try {
     const GoldenReader reader(path);
     report.stored_provenance = describe(reader.provenance());
+    if (auto foreign = foreign_family(family, reader)) {
+      report.error = golden_error(path, "", *foreign).what();
+      return report;
+    }
     if (s.case_name.empty()) {
       stored = reader.read_all();
     } else if (reader.has_case(s.case_name)) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <type_traits>
 
 namespace moeval::golden {
@@ -166,6 +167,12 @@ std::vector<Difference> diff_cases(const std::vector<CaseRecord>& stored, const 
   }
   for (const auto& [name, record] : by_name) out.push_back(Difference{name, "", "extra", {}, "case", "(absent)"});
   return out;
+}
+
+std::size_t differing_cases(const std::vector<Difference>& differences) {
+  std::set<std::string> names;
+  for (const Difference& d : differences) names.insert(d.case_name);
+  return names.size();
 }
 
 std::string format(const Difference& d) {

@@ -1,8 +1,13 @@
 #include "moeval/golden/h5.h"
 
 #include <H5Cpp.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -113,6 +118,7 @@ struct H5File::State {
   std::filesystem::path path;
   H5::H5File file;
   bool open = true;
+  bool in_memory = false;  // created for writing: close() writes the image to `path`
 };
 
 H5Group::H5Group(std::shared_ptr<const Node> node) : node_(std::move(node)) {}
@@ -221,6 +227,18 @@ Array H5Group::read_array(std::string_view name) const {
     const int rank = space.getSimpleExtentNdims();
     std::vector<hsize_t> dims(std::size_t(std::max(rank, 0)));
     if (rank > 0) space.getSimpleExtentDims(dims.data());
+    // A corrupt dataspace can claim any size: refuse more than the file could hold once inflated
+    // (deflate expands at most ~1032:1) before allocating, instead of dying of bad_alloc or OOM.
+    double claimed = double(h5_type(type).memory.getSize());
+    for (hsize_t d : dims) claimed *= double(d);
+    std::error_code ec;
+    const double file_bytes = double(std::filesystem::file_size(file(), ec));
+    if (claimed > std::max(64.0 * (1 << 20), 1100.0 * file_bytes)) {
+      char text[96];
+      std::snprintf(text, sizeof text, "claims %.4g bytes of data, more than a file of %.0f bytes can hold", claimed,
+                    file_bytes);
+      throw golden_error(file(), path, std::string(text) + " (corrupt dataspace)");
+    }
     Array array;
     array.shape.assign(dims.begin(), dims.end());
     array.data = allocate(type, std::size_t(element_count(array.shape)));
@@ -329,11 +347,16 @@ H5File H5File::create(const std::filesystem::path& path) {
     // STRONG close: close() really closes the file, so a following fsync + rename sees every byte.
     H5::FileAccPropList fapl;
     fapl.setFcloseDegree(H5F_CLOSE_STRONG);
+    // Built in memory (core driver, no backing store); close() writes the finished image with
+    // write(2). HDF5 never writes to the disk itself, so a full disk or an I/O error is one errno
+    // of ours, not a failed flush that HDF5's C++ destructors report line by line and that the
+    // library's exit handler trips over again.
+    fapl.setCore(1 << 20, false);
     // The 1.10 file format: single-chunk datasets need no B-tree and small groups store links
     // compactly, which halves the size of a corpus of many small datasets. h5py reads it.
     fapl.setLibverBounds(H5F_LIBVER_V110, H5F_LIBVER_V110);
     return H5File(std::make_shared<State>(
-        State{path, H5::H5File(path.string(), H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, fapl)}));
+        State{path, H5::H5File(path.string(), H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, fapl), true, true}));
   });
 }
 
@@ -371,13 +394,68 @@ H5Group H5File::root() const {
   });
 }
 
+// HDF5's own metadata checksum (Jenkins lookup3); not in the public headers, exported by libhdf5.
+extern "C" std::uint32_t H5_checksum_metadata(const void* data, std::size_t len, std::uint32_t initval);
+
+namespace {
+
+// HDF5 1.10.8's H5Fget_file_image clears the "open for writing" flags of a version 2/3
+// superblock in the image but keeps the checksum computed with them set, so the image cannot be
+// opened ("incorrect metadata checksum"). Recompute it over the image's own bytes (a no-op for a
+// correct image). Superblock v2/v3: signature 8, version, offset size, length size, flags, then 4
+// addresses, then the checksum.
+void repair_superblock_checksum(std::vector<char>& image) {
+  static const char signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  if (image.size() < 12 || std::memcmp(image.data(), signature, 8) != 0) return;
+  const unsigned version = static_cast<unsigned char>(image[8]);
+  const std::size_t body = 12 + 4 * std::size_t(static_cast<unsigned char>(image[9]));
+  if (version < 2 || image.size() < body + 4) return;
+  const std::uint32_t checksum = H5_checksum_metadata(image.data(), body, 0);
+  std::memcpy(image.data() + body, &checksum, 4);  // little-endian on every platform we build for
+}
+
+// The bytes of an in-memory file, written with our own error handling (errno in the message).
+void write_image(const std::filesystem::path& path, const std::vector<char>& image) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw golden_error(path, "", std::string("cannot create: ") + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < image.size()) {
+    const ssize_t n = ::write(fd, image.data() + done, image.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw golden_error(path, "",
+                         "cannot write " + std::to_string(image.size()) + " bytes: " + std::strerror(err));
+    }
+    done += std::size_t(n);
+  }
+  if (::close(fd) != 0) throw golden_error(path, "", std::string("cannot write (close): ") + std::strerror(errno));
+}
+
+}  // namespace
+
 void H5File::close() {
   if (!state_->open) return;
   state_->open = false;
+  std::vector<char> image;
+  const bool in_memory = state_->in_memory;
   guarded(state_->path, "", [&] {
     state_->file.flush(H5F_SCOPE_GLOBAL);
+    if (in_memory) {
+      const hid_t id = state_->file.getId();
+      const ssize_t size = H5Fget_file_image(id, nullptr, 0);
+      if (size < 0 || (image.resize(std::size_t(size)), H5Fget_file_image(id, image.data(), image.size())) != size) {
+        H5Eclear2(H5E_DEFAULT);
+        throw golden_error(state_->path, "", "HDF5 error: cannot take the image of the file built in memory");
+      }
+    }
     state_->file.close();
   });
+  if (in_memory) {
+    repair_superblock_checksum(image);
+    write_image(state_->path, image);
+  }
 }
 
 }  // namespace moeval::golden

@@ -21,6 +21,9 @@ struct Difference {
 
 // Compares one case. Datasets use the regenerated record's Compare rule; attributes must be equal.
 // At most one Difference per dataset (its first differing element, with the count).
+// How many distinct cases the differences touch ("1 of 49 cases differs", not "49 cases DIFFER").
+std::size_t differing_cases(const std::vector<Difference>& differences);
+
 std::vector<Difference> diff_case(const CaseRecord& stored, const CaseRecord& regenerated);
 
 // Compares whole families by case name: cases only stored are "extra", only regenerated "missing".

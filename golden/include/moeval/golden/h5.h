@@ -56,7 +56,9 @@ class H5Group {
   std::shared_ptr<const Node> node_;
 };
 
-// An open HDF5 file. create() truncates; open_read() checks the file exists and is HDF5.
+// An open HDF5 file. create() builds a new file in memory, and close() writes it to the path with
+// write(2) (errors such as "No space left on device" become one GoldenError naming the file);
+// open_read() checks the file exists and is HDF5.
 class H5File {
  public:
   static H5File create(const std::filesystem::path& path);
