@@ -8,6 +8,8 @@
 #include "moeval/bench/device_fill.h"
 #include "moeval/bench/event_timer.h"
 #include "moeval/kernels/device_info.h"
+#include "moeval/kernels/marlin_moe.h"
+#include "moeval/kernels/marlin_repack.h"
 #include "moeval/kernels/moe_align.h"
 #include "moeval/kernels/moe_forward.h"
 #include "moeval/kernels/wna16_moe.h"
@@ -50,6 +52,23 @@ float bf16_to_float(std::uint16_t bits) {
   return f;
 }
 
+std::vector<std::uint16_t> download(const std::uint16_t* device, std::size_t count, const char* what) {
+  std::vector<std::uint16_t> host(count);
+  kernels::check_cuda(cudaMemcpy(host.data(), device, count * 2, cudaMemcpyDeviceToHost), what);
+  return host;
+}
+
+// ‖ours − theirs‖_F / ‖theirs‖_F over bf16 bits.
+double normwise_difference(const std::vector<std::uint16_t>& ours, const std::vector<std::uint16_t>& theirs) {
+  double diff2 = 0, ref2 = 0;
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    const double d = double(bf16_to_float(ours[i])) - bf16_to_float(theirs[i]);
+    diff2 += d * d;
+    ref2 += double(bf16_to_float(theirs[i])) * bf16_to_float(theirs[i]);
+  }
+  return ref2 > 0 ? std::sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0.0);
+}
+
 }  // namespace
 
 struct ShapeBench::State {
@@ -59,8 +78,10 @@ struct ShapeBench::State {
   std::int64_t groups = 0;
   Buffer<std::uint8_t> qweight;   // [E, N, K/2]
   Buffer<std::uint16_t> scales;   // [E, N, G]
-  Buffer<std::uint8_t> codes;     // [E, K, N] for the cuBLAS path
+  Buffer<std::uint8_t> codes;     // [E, K, N] one code per byte for the cuBLAS path
   Buffer<std::uint16_t> scales_t; // [E, G, N]
+  Buffer<std::uint32_t> marlin_qweight;  // [E, K/16, 2N] Marlin tiles of the same codes
+  Buffer<std::uint16_t> marlin_scales;   // [E, G, N] Marlin's column permutation of scales_t
   std::unique_ptr<reference::CublasGemmPath> cublas;
 };
 
@@ -77,11 +98,29 @@ ShapeBench::ShapeBench(const BenchShape& shape, const CellOptions& options) : st
   // Scales ~ 1/(8·√K) keep outputs O(1) for unit activations and codes − 8 in [−8, 7].
   fill_random_bf16(s.scales.get(), E * shape.n * s.groups, static_cast<float>(1.0 / (8.0 * std::sqrt(double(shape.k)))),
                    options.seed + 1, s.stream);
+  // The same logical weights for the Marlin kernel, through the load path a user takes: the WNA16
+  // words transposed into a GPTQ checkpoint, then kernels::gptq_to_marlin and marlin_permute_scales.
+  s.scales_t = Buffer<std::uint16_t>(static_cast<std::size_t>(E * shape.n * s.groups));
+  transpose_scales(s.scales.get(), s.scales_t.get(), E, shape.n, s.groups, s.stream);
+  s.marlin_qweight = Buffer<std::uint32_t>(static_cast<std::size_t>(E * shape.k / 16 * 2 * shape.n));
+  s.marlin_scales = Buffer<std::uint16_t>(static_cast<std::size_t>(E * shape.n * s.groups));
+  {
+    Buffer<std::uint32_t> gptq(static_cast<std::size_t>(E * shape.k / 8 * shape.n));
+    wna16_to_gptq_int4(s.qweight.get(), gptq.get(), E, shape.n, shape.k, s.stream);
+    kernels::GptqToMarlinArgs repack;
+    repack.qweight = gptq.get();
+    repack.out = s.marlin_qweight.get();
+    repack.num_experts = static_cast<int>(E);
+    repack.size_k = shape.k;
+    repack.size_n = shape.n;
+    repack.num_bits = 4;
+    repack.stream = s.stream;
+    kernels::gptq_to_marlin(repack);  // synchronizes its stream, so gptq may be freed after it
+  }
+  kernels::marlin_permute_scales({s.scales_t.get(), s.marlin_scales.get(), static_cast<int>(E), s.groups, shape.n, s.stream});
   if (options.with_cublas) {
     s.codes = Buffer<std::uint8_t>(static_cast<std::size_t>(E * shape.n * shape.k));
-    s.scales_t = Buffer<std::uint16_t>(static_cast<std::size_t>(E * shape.n * s.groups));
     unpack_wna16_codes(s.qweight.get(), s.codes.get(), E, shape.n, shape.k, s.stream);
-    transpose_scales(s.scales.get(), s.scales_t.get(), E, shape.n, s.groups, s.stream);
     int device = 0;
     kernels::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
     s.cublas = std::make_unique<reference::CublasGemmPath>(device);
@@ -153,6 +192,27 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   gemm.mul_topk_weights = !gemm1;
   gemm.stream = s.stream;
 
+  kernels::MarlinMoeArgs marlin;
+  marlin.a = a.get();
+  marlin.c = c.get();
+  marlin.weights.qweight = s.marlin_qweight.get();
+  marlin.weights.scales = s.marlin_scales.get();
+  marlin.weights.num_experts = sh.experts;
+  marlin.weights.type = kernels::MarlinWeightType::uint4b8;
+  marlin.weights.group_size = kGroup;
+  marlin.weights.num_groups = static_cast<int>(s.groups);
+  marlin.blocks = gemm.blocks;
+  marlin.shape = gemm.shape;
+  marlin.top_k = gemm.top_k;
+  marlin.dtype = gemm.dtype;
+  marlin.topk_weights = gemm.topk_weights;
+  marlin.mul_topk_weights = gemm.mul_topk_weights;
+  marlin.stream = s.stream;
+  const std::size_t marlin_ws_bytes = kernels::marlin_moe_workspace_bytes(marlin);
+  Buffer<std::uint8_t> marlin_ws(marlin_ws_bytes);
+  marlin.workspace = marlin_ws.get();
+  marlin.workspace_bytes = marlin_ws_bytes;
+
   CellResult r;
   r.shape = sh.name;
   r.tokens = tokens;
@@ -166,7 +226,9 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   r.compute_s = r.flops / ceilings.dense_flops_per_s;
   r.roofline_s = std::max(r.floor_s, r.compute_s);
 
+  // Each kernel is timed, then its output of the last timed run is kept for the comparison.
   EventTimer timer(s.stream);
+  const std::size_t out_count = static_cast<std::size_t>(slots * sh.n);
   kernels::moe_align(align);
   r.ours_s = timer.median_seconds([&] { kernels::wna16_moe(gemm); }, s.options.warmup, s.options.repeats);
   r.ours_with_align_s = timer.median_seconds(
@@ -175,9 +237,18 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
         kernels::wna16_moe(gemm);
       },
       s.options.warmup, s.options.repeats);
+  const std::vector<std::uint16_t> wna16_out = download(c.get(), out_count, "download WNA16");
+  r.marlin_s = timer.median_seconds([&] { kernels::marlin_moe(marlin); }, s.options.warmup, s.options.repeats);
+  r.marlin_with_align_s = timer.median_seconds(
+      [&] {
+        kernels::moe_align(align);
+        kernels::marlin_moe(marlin);
+      },
+      s.options.warmup, s.options.repeats);
+  const std::vector<std::uint16_t> marlin_out = download(c.get(), out_count, "download Marlin");
 
   if (s.cublas) {
-    Buffer<std::uint16_t> ref(static_cast<std::size_t>(slots * sh.n));
+    Buffer<std::uint16_t> ref(out_count);
     reference::CublasGemmArgs args;
     args.a = a.get();
     args.a_rows = a_rows;
@@ -188,16 +259,9 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
     args.routing = {d_ids.get(), d_weights.get(), nullptr, tokens, sh.topk, sh.experts};
     args.out16 = ref.get();
     r.cublas_s = timer.median_seconds([&] { s.cublas->run(args, s.stream); }, 1, std::min(s.options.repeats, 5));
-    std::vector<std::uint16_t> ours(static_cast<std::size_t>(slots * sh.n)), theirs(ours.size());
-    kernels::check_cuda(cudaMemcpy(ours.data(), c.get(), ours.size() * 2, cudaMemcpyDeviceToHost), "download ours");
-    kernels::check_cuda(cudaMemcpy(theirs.data(), ref.get(), theirs.size() * 2, cudaMemcpyDeviceToHost), "download cuBLAS");
-    double diff2 = 0, ref2 = 0;
-    for (std::size_t i = 0; i < ours.size(); ++i) {
-      const double d = double(bf16_to_float(ours[i])) - bf16_to_float(theirs[i]);
-      diff2 += d * d;
-      ref2 += double(bf16_to_float(theirs[i])) * bf16_to_float(theirs[i]);
-    }
-    r.normwise_vs_cublas = ref2 > 0 ? std::sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0.0);
+    const std::vector<std::uint16_t> theirs = download(ref.get(), out_count, "download cuBLAS");
+    r.normwise_vs_cublas = normwise_difference(wna16_out, theirs);
+    r.marlin_normwise_vs_cublas = normwise_difference(marlin_out, theirs);
   }
   kernels::check_cuda(cudaStreamSynchronize(s.stream), "bench cell");
   return r;

@@ -16,27 +16,38 @@ std::string us(double seconds) {
 
 std::string format_table(const BenchRun& run) {
   std::string out;
-  char line[512];
+  char line[1024];
   std::snprintf(line, sizeof line,
                 "device: %s\nceilings (measured now): copy %.2f TB/s (cudaMemcpy D2D, read+write), dense bf16 %.0f TFLOP/s "
                 "(cublasGemmEx 8192^3)\nL2 flushed (256 MiB memset) before every timed run; medians of timed runs.\n"
-                "ours = wna16_moe GEMM only; +align = moe_align + GEMM; cuBLAS = reference path (host-synchronizing: "
-                "routing read back, dequantize touched experts, cublasGemmEx per expert).\n",
+                "Two rows per cell, one per kernel on the same weights: wna16 = wna16_moe, marlin = marlin_moe; "
+                "ours = that GEMM only; +align = moe_align + GEMM; cuBLAS = reference path (host-synchronizing: "
+                "routing read back, dequantize touched experts, cublasGemmEx per expert); normdiff = that kernel "
+                "vs cuBLAS.\n",
                 run.device.c_str(), run.ceilings.copy_bytes_per_s / 1e12, run.ceilings.dense_flops_per_s / 1e12);
   out += line;
-  std::snprintf(line, sizeof line, "%-18s %5s %6s %4s %3s %9s %9s %9s %9s %9s %10s %8s %8s %9s\n", "shape", "M", "T", "Etch",
-                "B", "MB", "floor_us", "roof_us", "ours_us", "+align_us", "cublas_us", "roof/ours", "cub/ours", "normdiff");
+  std::snprintf(line, sizeof line, "%-18s %-6s %5s %6s %4s %3s %9s %9s %9s %9s %9s %10s %8s %8s %9s\n", "shape", "kernel",
+                "M", "T", "Etch", "B", "MB", "floor_us", "roof_us", "ours_us", "+align_us", "cublas_us", "roof/ours",
+                "cub/ours", "normdiff");
   out += line;
   for (const CellResult& c : run.cells) {
-    char ratio_cublas[32] = "-";
-    if (c.cublas_s >= 0) std::snprintf(ratio_cublas, sizeof ratio_cublas, "%.2f", c.cublas_s / c.ours_s);
-    char normdiff[32] = "-";
-    if (c.normwise_vs_cublas >= 0) std::snprintf(normdiff, sizeof normdiff, "%.1e", c.normwise_vs_cublas);
-    std::snprintf(line, sizeof line, "%-18s %5lld %6lld %4d %3d %9.1f %9s %9s %9s %9s %10s %8.2f %8s %9s\n", c.shape.c_str(),
-                  static_cast<long long>(c.tokens), static_cast<long long>(c.slots), c.experts_touched, c.block_size,
-                  c.bytes / 1e6, us(c.floor_s).c_str(), us(c.roofline_s).c_str(), us(c.ours_s).c_str(),
-                  us(c.ours_with_align_s).c_str(), us(c.cublas_s).c_str(), c.roofline_s / c.ours_s, ratio_cublas, normdiff);
-    out += line;
+    struct Row {
+      const char* kernel;
+      double gemm_s, with_align_s, normwise;
+    };
+    for (const Row& k : {Row{"wna16", c.ours_s, c.ours_with_align_s, c.normwise_vs_cublas},
+                         Row{"marlin", c.marlin_s, c.marlin_with_align_s, c.marlin_normwise_vs_cublas}}) {
+      char ratio_cublas[32] = "-";
+      if (c.cublas_s >= 0) std::snprintf(ratio_cublas, sizeof ratio_cublas, "%.2f", c.cublas_s / k.gemm_s);
+      char normdiff[32] = "-";
+      if (k.normwise >= 0) std::snprintf(normdiff, sizeof normdiff, "%.1e", k.normwise);
+      std::snprintf(line, sizeof line, "%-18s %-6s %5lld %6lld %4d %3d %9.1f %9s %9s %9s %9s %10s %8.2f %8s %9s\n",
+                    c.shape.c_str(), k.kernel, static_cast<long long>(c.tokens), static_cast<long long>(c.slots),
+                    c.experts_touched, c.block_size, c.bytes / 1e6, us(c.floor_s).c_str(), us(c.roofline_s).c_str(),
+                    us(k.gemm_s).c_str(), us(k.with_align_s).c_str(), us(c.cublas_s).c_str(), c.roofline_s / k.gemm_s,
+                    ratio_cublas, normdiff);
+      out += line;
+    }
   }
   return out;
 }
@@ -48,7 +59,8 @@ nlohmann::json to_json(const BenchRun& run) {
   j["ceilings"] = {{"copy_bytes_per_s", run.ceilings.copy_bytes_per_s},
                    {"dense_bf16_flops_per_s", run.ceilings.dense_flops_per_s}};
   j["method"] = "median of CUDA-event-timed runs after warm-up; L2 flushed (256 MiB memset) before each timed run; "
-                "int4 g128 bf16 random weights generated on the GPU; uniform routing (topk distinct experts per token)";
+                "int4 g128 bf16 random weights generated on the GPU, the same logical weights for every kernel "
+                "(ours_* / roofline_over_ours: wna16_moe; marlin_*: marlin_moe); uniform routing (topk distinct experts per token)";
   nlohmann::json cells = nlohmann::json::array();
   for (const CellResult& c : run.cells) {
     cells.push_back({{"shape", c.shape},
@@ -67,7 +79,14 @@ nlohmann::json to_json(const BenchRun& run) {
                      {"roofline_over_ours", c.roofline_s / c.ours_s},
                      {"cublas_over_ours", c.cublas_s < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.cublas_s / c.ours_s)},
                      {"normwise_diff_vs_cublas",
-                      c.normwise_vs_cublas < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.normwise_vs_cublas)}});
+                      c.normwise_vs_cublas < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.normwise_vs_cublas)},
+                     {"marlin_gemm_s", c.marlin_s},
+                     {"marlin_align_plus_gemm_s", c.marlin_with_align_s},
+                     {"roofline_over_marlin", c.roofline_s / c.marlin_s},
+                     {"cublas_over_marlin", c.cublas_s < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.cublas_s / c.marlin_s)},
+                     {"marlin_normwise_diff_vs_cublas", c.marlin_normwise_vs_cublas < 0
+                                                            ? nlohmann::json(nullptr)
+                                                            : nlohmann::json(c.marlin_normwise_vs_cublas)}});
   }
   j["cells"] = cells;
   return j;

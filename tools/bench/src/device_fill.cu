@@ -59,6 +59,18 @@ __global__ void transpose_scales_kernel(const std::uint16_t* in, std::uint16_t* 
   }
 }
 
+__global__ void wna16_to_gptq_kernel(const std::uint32_t* words, std::uint32_t* gptq, std::int64_t experts,
+                                     std::int64_t n, std::int64_t k_words) {
+  const std::int64_t total = experts * k_words * n;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t col = i % n;  // output [e][w][col]: consecutive threads write consecutive columns
+    const std::int64_t w = (i / n) % k_words;
+    const std::int64_t e = i / (n * k_words);
+    gptq[i] = words[(e * n + col) * k_words + w];
+  }
+}
+
 constexpr unsigned kGrid = 132 * 16;
 constexpr unsigned kBlock = 256;
 
@@ -83,6 +95,13 @@ void unpack_wna16_codes(const std::uint8_t* qweight, std::uint8_t* codes, std::i
                         std::int64_t k, cudaStream_t stream) {
   unpack_kernel<<<kGrid, kBlock, 0, stream>>>(qweight, codes, experts, n, k);
   kernels::check_cuda(cudaGetLastError(), "unpack_wna16_codes");
+}
+
+void wna16_to_gptq_int4(const std::uint8_t* qweight, std::uint32_t* gptq, std::int64_t experts, std::int64_t n,
+                        std::int64_t k, cudaStream_t stream) {
+  wna16_to_gptq_kernel<<<kGrid, kBlock, 0, stream>>>(reinterpret_cast<const std::uint32_t*>(qweight), gptq, experts, n,
+                                                     k / 8);
+  kernels::check_cuda(cudaGetLastError(), "wna16_to_gptq_int4");
 }
 
 void transpose_scales(const std::uint16_t* in, std::uint16_t* out, std::int64_t experts, std::int64_t n,

@@ -1,5 +1,6 @@
-// One benchmark cell: a shape at a token count M, our WNA16 kernel vs the cuBLAS reference path
-// vs the roofline, on random int4 g128 bf16 weights and uniform routing.
+// One benchmark cell: a shape at a token count M, our WNA16 and Marlin kernels vs the cuBLAS
+// reference path vs the roofline, on the same random int4 g128 bf16 weights (each kernel in its own
+// layout) and uniform routing.
 #pragma once
 
 #include <cstdint>
@@ -30,14 +31,19 @@ struct CellResult {
   double floor_s = 0;               // bytes / copy bandwidth
   double compute_s = 0;             // flops / dense bf16 rate
   double roofline_s = 0;            // max of the two
-  double ours_s = 0;                // GEMM only (moe_align excluded)
-  double ours_with_align_s = 0;     // moe_align + GEMM
+  double ours_s = 0;                // WNA16 GEMM only (moe_align excluded)
+  double ours_with_align_s = 0;     // moe_align + WNA16 GEMM
   double cublas_s = -1;             // cuBLAS path (dequantize touched experts + GEMMs); -1: not run
-  double normwise_vs_cublas = -1;   // ‖ours − cuBLAS‖_F / ‖cuBLAS‖_F on the same weights; -1: not run
+  double normwise_vs_cublas = -1;   // ‖WNA16 − cuBLAS‖_F / ‖cuBLAS‖_F on the same weights; -1: not run
+  // The Marlin kernel on the same logical weights, same block size, routing, activations and method.
+  double marlin_s = 0;               // GEMM only (moe_align excluded)
+  double marlin_with_align_s = 0;    // moe_align + GEMM
+  double marlin_normwise_vs_cublas = -1;  // ‖Marlin − cuBLAS‖_F / ‖cuBLAS‖_F; -1: cuBLAS path not run
 };
 
-// Holds one shape's weights on the device (our WNA16 layout, and the cuBLAS path's unpacked
-// layout derived from it on the GPU) and times cells against them.
+// Holds one shape's weights on the device (our WNA16 layout; the logical codes, Marlin's tiles and
+// permuted scales, and the cuBLAS path's layout derived from it on the GPU) and times cells
+// against them.
 class ShapeBench {
  public:
   ShapeBench(const BenchShape& shape, const CellOptions& options);

@@ -18,6 +18,11 @@ void fill_random_activations(std::uint16_t* out, std::int64_t count, std::uint64
 // WNA16 4-bit qweight [E, N, K/2] → one code per byte [E, K, N] (the cuBLAS path's layout).
 void unpack_wna16_codes(const std::uint8_t* qweight, std::uint8_t* codes, std::int64_t experts, std::int64_t n,
                         std::int64_t k, cudaStream_t stream);
+// WNA16 4-bit qweight [E, N, K/2] read as int32 [E, N, K/8] (word w of a row holds k = 8w..8w+7 in
+// nibbles 0..7) → GPTQ int32 [E, K/8, N] (the same words transposed per expert): the checkpoint
+// layout kernels::gptq_to_marlin repacks into Marlin tiles.
+void wna16_to_gptq_int4(const std::uint8_t* qweight, std::uint32_t* gptq, std::int64_t experts, std::int64_t n,
+                        std::int64_t k, cudaStream_t stream);
 // scales [E, N, G] → [E, G, N].
 void transpose_scales(const std::uint16_t* in, std::uint16_t* out, std::int64_t experts, std::int64_t n,
                       std::int64_t groups, cudaStream_t stream);
