@@ -16,6 +16,11 @@ __device__ inline void copy_async_16_cached(void* slot, const void* src) {
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(slot));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" : : "r"(dst), "l"(src) : "memory");
 }
+// 4 bytes through L1 (activation pairs: a moe block's rows are read by every N item of the block).
+__device__ inline void copy_async_4(void* slot, const void* src) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(slot));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" : : "r"(dst), "l"(src) : "memory");
+}
 __device__ inline void commit_async() { asm volatile("cp.async.commit_group;\n" : : : "memory"); }
 // Waits until at most PENDING of this thread's committed groups are still in flight.
 template <int PENDING>

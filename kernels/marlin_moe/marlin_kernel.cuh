@@ -7,16 +7,16 @@
 // of a moe block are the 8-column B operand: an 8-row decode block wastes no half of the MMA.
 //
 // Work item = (moe block, row group of 8·TT rows, N item). A thread block of 4 warps owns one item
-// at a time (persistent grid; each block takes a contiguous run of items, N fastest, so the block's
-// activation rows stay in L1). Warps are warps_n × warps_k: a warp owns one 64-column Marlin tile
+// at a time (persistent grid, items dealt round-robin, N fastest). Warps are warps_n × warps_k: a warp owns one 64-column Marlin tile
 // column over its share of the 16-row K tiles; partial sums of a K split are added in shared memory
 // in warp order (deterministic, no atomics).
 //
 // Data movement per K tile: each lane copies its 16 (4-bit) or 32 (8-bit) bytes of the tile — one
-// contiguous 512/1024-byte piece per warp — and its 16 bytes of permuted scales (the scales of
-// columns c, c+8, ..., c+56 of the tile) into its own shared-memory slots with cp.async, kStages
-// tiles ahead; zero points travel in registers. Activations come from global memory (L1), one K
-// tile ahead in registers: token g's pairs (2t, 2t+1) and (2t+8, 2t+9) are the B fragment.
+// contiguous 512/1024-byte piece per warp —, its 16 bytes of permuted scales (the scales of
+// columns c, c+8, ..., c+56 of the tile) and its token's B fragments (pairs (2t, 2t+1) and
+// (2t+8, 2t+9) of the row) into its own shared-memory slots with cp.async, kStages tiles ahead;
+// zero points travel in registers. Each lane reads back only what it copied, so cp.async's
+// wait_group alone orders the two (no barrier).
 #pragma once
 
 #include <cstdint>
@@ -33,20 +33,30 @@ namespace moeval::kernels::detail {
 
 constexpr int kMarlinThreads = 128;
 
-template <int BITS>
+// What one warp keeps in flight per K tile (uint4 slots of 32 lanes): the lane's weights, its 8
+// scales, and the B fragments of its token in each token tile (2 × 4 bytes per tile). Everything a
+// tile needs arrives in the same cp.async group: activations read by plain loads one tile ahead
+// were the long scoreboard stall of the K loop (ncu: the L1 hit rate stayed near 30 %, since 8 rows
+// of K = 7168 activations per block do not fit beside the rings).
+template <int BITS, int TT>
 struct MarlinTile {
   static constexpr int kWordsPerLane = BITS == 4 ? 4 : 8;   // int32 words of a 16×64 tile per lane
   static constexpr int kWords = 32 * kWordsPerLane;          // 128 or 256
   static constexpr int kWeightSlots = kWordsPerLane / 4;     // uint4 per lane per stage
-  static constexpr int kStages = BITS == 4 ? 8 : 4;          // K tiles in flight per warp
-  static constexpr int kSlotsPerStage = kWeightSlots + 1;    // + the scales
+  static constexpr int kScaleSlot = kWeightSlots;
+  static constexpr int kActSlot = kWeightSlots + 1;
+  static constexpr int kActSlots = (TT + 1) / 2;             // 8 bytes per token tile
+  static constexpr int kSlotsPerStage = kActSlot + kActSlots;
+  // K tiles in flight per warp: as many as 32 KB per thread block (36 KB for 8- and 16-row 4-bit
+  // items) allow, so 5 blocks fit an SM.
+  static constexpr int kStages = kSlotsPerStage <= 3 ? 6 : 4;
 };
 
 // Shared memory of one warp: the cp.async ring during the K loop, then (after the loop has drained)
 // the warp's partial sums for the K-split reduction. uint4 units, 32 per lane row.
 template <int BITS, int TT>
 __host__ __device__ constexpr int marlin_warp_smem_uint4() {
-  using Tile = MarlinTile<BITS>;
+  using Tile = MarlinTile<BITS, TT>;
   constexpr int ring = Tile::kStages * Tile::kSlotsPerStage * 32;
   constexpr int partial = 4 * TT * 32;  // float[4 groups][TT][4][32] = 4·TT·32 uint4
   return ring > partial ? ring : partial;
@@ -96,11 +106,18 @@ __device__ inline std::uint32_t marlin_zero(const std::uint32_t (&zw)[BITS / 4],
   }
 }
 
-__device__ inline std::uint32_t low_half2(std::uint32_t v) { return (v & 0xFFFFu) * 0x00010001u; }
-__device__ inline std::uint32_t high_half2(std::uint32_t v) { return (v >> 16) * 0x00010001u; }
+// (lo, lo) and (hi, hi) of a packed pair, one PRMT each.
+__device__ inline std::uint32_t low_half2(std::uint32_t v) { return __byte_perm(v, 0, 0x1010); }
+__device__ inline std::uint32_t high_half2(std::uint32_t v) { return __byte_perm(v, 0, 0x3232); }
 __device__ inline std::uint32_t uint4_at(const uint4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
+
+// How a kernel instance finds a weight's zero point and scale: implicit zero with the group of the
+// K tile (or the channelwise scale), stored zero points likewise, or (act-order K shard, symmetric
+// types only) each row's group through g_idx. A template parameter, so an instance carries no code
+// for the other modes: predicated-off zero-point code still costs issue slots in the K loop.
+enum class QuantMode { symmetric, zero_point, k_shard };
 
 // Per-item pointers of one lane, with the lane's offsets folded in, so the K loop only adds.
 template <int BITS>
@@ -111,17 +128,34 @@ struct LaneTiles {
   const std::uint32_t* zeros;    // expert's zero words at this lane's entries (group 0), or null
 };
 
-template <typename T, int BITS, bool KSHARD>
+// Starts K tile kt: its weights (at w, the caller's running pointer) and scales into the stage's
+// slots, its zero words into zw. The caller commits the async group.
+// A K tile whose group differs from the previous tile's (or the warp's first tile): only there do
+// the scales and zero points of a stage get loaded and prepared (a g128 group spans 8 tiles).
+__device__ inline bool starts_group(const MarlinParams& p, int kt, int kt_begin) {
+  return kt == kt_begin || (kt & p.group_tile_mask) == 0;
+}
+
+template <typename T, int BITS, int TT, QuantMode MODE>
 __device__ inline void marlin_load_stage(uint4* slots, std::uint32_t (&zw)[BITS / 4], const MarlinParams& p,
-                                         const LaneTiles<BITS>& lt, int kt) {
-  using Tile = MarlinTile<BITS>;
-  const std::uint32_t* w = lt.weight + kt * lt.weight_kt_stride;
+                                         const LaneTiles<BITS>& lt, const std::uint32_t* w,
+                                         const std::uint16_t* const (&x_rows)[TT], int kt, int kt_begin, int t) {
+  using Tile = MarlinTile<BITS, TT>;
 #pragma unroll
   for (int i = 0; i < Tile::kWeightSlots; ++i) copy_async_16(slots + 32 * i, w + 4 * i);
-  if constexpr (!KSHARD) {
+  // Token g's pairs (2t, 2t+1) and (2t+8, 2t+9) of this tile: the B fragment of token tile tt.
+  std::uint32_t* act = reinterpret_cast<std::uint32_t*>(slots + 32 * Tile::kActSlot);
+#pragma unroll
+  for (int tt = 0; tt < TT; ++tt) {
+    const std::uint16_t* x = x_rows[tt] + 16 * kt + 2 * t;
+    std::uint32_t* dst = act + 128 * (tt >> 1) + 2 * (tt & 1);  // slot tt / 2, bytes 8·(tt % 2) of the lane's 16
+    copy_async_4(dst, x);
+    copy_async_4(dst + 1, x + 8);
+  }
+  if (MODE != QuantMode::k_shard && starts_group(p, kt, kt_begin)) {
     const int group = p.channelwise ? 0 : kt >> p.group_tile_shift;
     if (!p.channelwise) copy_async_16_cached(slots + 32 * Tile::kWeightSlots, lt.scales + std::int64_t(group) * p.n);
-    if (lt.zeros != nullptr) {
+    if constexpr (MODE == QuantMode::zero_point) {
       const std::uint32_t* z = lt.zeros + std::int64_t(group) * (p.n * BITS / 32);
       if constexpr (BITS == 4) {
         zw[0] = __ldg(z);
@@ -134,15 +168,29 @@ __device__ inline void marlin_load_stage(uint4* slots, std::uint32_t (&zw)[BITS 
   }
 }
 
-// Activation fragments of K tile kt for the lane's token of each token tile.
-template <int TT>
-__device__ inline void marlin_load_activations(std::uint32_t (&b)[TT][2], const std::uint16_t* const (&x_rows)[TT],
-                                               int kt, int t) {
+// Scales and zero points of the lane's 8 columns in one group, prepared as the dequantization uses
+// them: [2·wg] for column c of 16-column group wg, [2·wg + 1] for column c + 8; each value in both
+// halves (zero: base | z). Rebuilt only where a group starts.
+struct GroupParams {
+  std::uint32_t scale2[8];
+  std::uint32_t zero2[8];
+};
+
+template <typename T>
+__device__ inline void set_scales(GroupParams& gp, const uint4& s) {
 #pragma unroll
-  for (int tt = 0; tt < TT; ++tt) {
-    const std::uint16_t* x = x_rows[tt] + 16 * kt + 2 * t;
-    b[tt][0] = __ldg(reinterpret_cast<const std::uint32_t*>(x));
-    b[tt][1] = __ldg(reinterpret_cast<const std::uint32_t*>(x + 8));
+  for (int wg = 0; wg < 4; ++wg) {
+    gp.scale2[2 * wg] = low_half2(uint4_at(s, wg));
+    gp.scale2[2 * wg + 1] = high_half2(uint4_at(s, wg));
+  }
+}
+
+template <typename T, int BITS>
+__device__ inline void set_zeros(GroupParams& gp, const std::uint32_t (&zw)[BITS / 4]) {
+#pragma unroll
+  for (int wg = 0; wg < 4; ++wg) {
+    gp.zero2[2 * wg] = (Half16<T>::kBase | marlin_zero<BITS>(zw, wg, 0)) * 0x00010001u;
+    gp.zero2[2 * wg + 1] = (Half16<T>::kBase | marlin_zero<BITS>(zw, wg, 1)) * 0x00010001u;
   }
 }
 
@@ -161,11 +209,22 @@ __device__ inline void marlin_kshard_scales(uint4 (&scale_rows)[4], const Marlin
   }
 }
 
-template <typename T, int BITS, int TT, bool KSHARD>
-__device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], const uint4* slots, const std::uint32_t (&zw)[BITS / 4],
-                                            const uint4& channel_scales, const std::uint32_t (&b)[TT][2],
-                                            const MarlinParams& p, int expert, const LaneTiles<BITS>& lt, int kt, int t) {
-  using Tile = MarlinTile<BITS>;
+template <typename T, int BITS, int TT, QuantMode MODE>
+__device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], const uint4* slots, const GroupParams& gp,
+                                            const MarlinParams& p, int expert, const LaneTiles<BITS>& lt, int kt,
+                                            int t) {
+  using Tile = MarlinTile<BITS, TT>;
+  std::uint32_t b[TT][2];
+#pragma unroll
+  for (int i = 0; i < Tile::kActSlots; ++i) {
+    const uint4 v = slots[32 * (Tile::kActSlot + i)];
+    b[2 * i][0] = v.x;
+    b[2 * i][1] = v.y;
+    if (2 * i + 1 < TT) {
+      b[2 * i + 1][0] = v.z;
+      b[2 * i + 1][1] = v.w;
+    }
+  }
   std::uint32_t w[Tile::kWordsPerLane];
 #pragma unroll
   for (int i = 0; i < Tile::kWeightSlots; ++i) {
@@ -176,17 +235,11 @@ __device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], const uint4*
     w[4 * i + 3] = v.w;
   }
   uint4 scale_rows[4];
-  uint4 scales{};
-  if constexpr (KSHARD) {
-    marlin_kshard_scales<BITS>(scale_rows, p, expert, lt, kt, t);
-  } else {
-    scales = p.channelwise ? channel_scales : slots[32 * Tile::kWeightSlots];
-  }
+  if constexpr (MODE == QuantMode::k_shard) marlin_kshard_scales<BITS>(scale_rows, p, expert, lt, kt, t);
 #pragma unroll
   for (int wg = 0; wg < 4; ++wg) {
-    // Column c of group wg uses entry j = 2·wg of the lane's 8 scales, column c + 8 entry 2·wg + 1.
     std::uint32_t scale_lo[2], scale_hi[2];  // [0]: rows (2t, 2t+1), [1]: rows (2t+8, 2t+9)
-    if constexpr (KSHARD) {
+    if constexpr (MODE == QuantMode::k_shard) {
       const std::uint32_t r0 = uint4_at(scale_rows[0], wg), r1 = uint4_at(scale_rows[1], wg);
       const std::uint32_t r8 = uint4_at(scale_rows[2], wg), r9 = uint4_at(scale_rows[3], wg);
       scale_lo[0] = __byte_perm(r0, r1, 0x5410);
@@ -194,17 +247,11 @@ __device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], const uint4*
       scale_hi[0] = __byte_perm(r0, r1, 0x7632);
       scale_hi[1] = __byte_perm(r8, r9, 0x7632);
     } else {
-      const std::uint32_t s = uint4_at(scales, wg);
-      scale_lo[0] = scale_lo[1] = low_half2(s);
-      scale_hi[0] = scale_hi[1] = high_half2(s);
+      scale_lo[0] = scale_lo[1] = gp.scale2[2 * wg];
+      scale_hi[0] = scale_hi[1] = gp.scale2[2 * wg + 1];
     }
-    std::uint32_t zero_lo, zero_hi;
-    if (!KSHARD && lt.zeros != nullptr) {
-      zero_lo = (Half16<T>::kBase | marlin_zero<BITS>(zw, wg, 0)) * 0x00010001u;
-      zero_hi = (Half16<T>::kBase | marlin_zero<BITS>(zw, wg, 1)) * 0x00010001u;
-    } else {
-      zero_lo = zero_hi = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
-    }
+    const std::uint32_t zero_lo = gp.zero2[2 * wg];
+    const std::uint32_t zero_hi = gp.zero2[2 * wg + 1];
     std::uint32_t a[4];
     if constexpr (BITS == 4) {
       const std::uint32_t word = w[wg];
@@ -223,14 +270,12 @@ __device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], const uint4*
   }
 }
 
-// Registers: 4-bit and 8-bit items up to 16 rows fit 4 blocks per SM (128 registers); 32-row items
-// hold 64 accumulators and run 3.
-template <int TT>
-__host__ __device__ constexpr int marlin_blocks_per_sm() { return TT >= 4 ? 3 : 4; }
+template <int TT, QuantMode MODE>
+__host__ __device__ constexpr int marlin_blocks_per_sm() { return marlin_resident_blocks(TT, MODE == QuantMode::symmetric); }
 
-template <typename T, int BITS, int TT, bool KSHARD>
-__global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) marlin_moe_kernel(const MarlinParams p) {
-  using Tile = MarlinTile<BITS>;
+template <typename T, int BITS, int TT, QuantMode MODE>
+__global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT, MODE>()) marlin_moe_kernel(const MarlinParams p) {
+  using Tile = MarlinTile<BITS, TT>;
   constexpr int kStages = Tile::kStages;
   constexpr int kWarpSmem = marlin_warp_smem_uint4<BITS, TT>();
   constexpr int kRows = 8 * TT;
@@ -251,9 +296,10 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
   const int kt_begin = p.k_tiles * wk / p.warps_k;
   const int kt_end = p.k_tiles * (wk + 1) / p.warps_k;
 
-  const std::int64_t per_cta = (items + gridDim.x - 1) / gridDim.x;
-  const std::int64_t item_end = min(items, (static_cast<std::int64_t>(blockIdx.x) + 1) * per_cta);
-  for (std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * per_cta; item < item_end; ++item) {
+  // Items are dealt round-robin: the thread blocks running at one time read neighbouring tile
+  // columns of the same K bands, which keeps DRAM pages open (H200, Mixtral w13 M = 16: 239 →
+  // 169 µs against contiguous runs per block; activations come through cp.async, not L1 reuse).
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const int n_item = static_cast<int>(item % p.n_items);
     const std::int64_t rest = item / p.n_items;
     const int row_group = static_cast<int>(rest % p.row_groups);
@@ -292,29 +338,31 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
       lt.zeros = p.zeros == nullptr ? nullptr
                                     : p.zeros + static_cast<std::int64_t>(expert) * p.groups * (p.n * BITS / 32) +
                                           (64 * nt + 8 * g) * BITS / 32;
-      uint4 channel_scales{};
-      if (!KSHARD && p.channelwise) {
+      GroupParams gp;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) gp.zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
+      if (MODE != QuantMode::k_shard && p.channelwise) {
         // G == 1: the lane's 8 scales for the whole K, gathered once from the channelwise order.
         const std::uint16_t* row = p.scales + static_cast<std::int64_t>(expert) * p.n;
-        std::uint32_t s[4];
+        std::uint32_t sc[4];
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const std::int64_t col = 64 * nt + g + 16 * i;
-          s[i] = static_cast<std::uint32_t>(__ldg(row + channelwise_position(col))) |
-                 (static_cast<std::uint32_t>(__ldg(row + channelwise_position(col + 8))) << 16);
+          sc[i] = static_cast<std::uint32_t>(__ldg(row + channelwise_position(col))) |
+                  (static_cast<std::uint32_t>(__ldg(row + channelwise_position(col + 8))) << 16);
         }
-        channel_scales = make_uint4(s[0], s[1], s[2], s[3]);
+        set_scales<T>(gp, make_uint4(sc[0], sc[1], sc[2], sc[3]));
       }
-
       std::uint32_t zw[kStages][BITS / 4];
-      std::uint32_t b[TT][2];
-      marlin_load_activations<TT>(b, x_rows, kt_begin, t);
+      const std::uint32_t* w_next = lt.weight + kt_begin * lt.weight_kt_stride;  // weights of the next tile to load
       // One async group per K tile, empty ones included, so "all but the newest kStages − 1 groups
       // are complete" always means "the tile about to be computed has landed".
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
         if (kt_begin + s < kt_end) {
-          marlin_load_stage<T, BITS, KSHARD>(slots + 32 * Tile::kSlotsPerStage * s, zw[s], p, lt, kt_begin + s);
+          marlin_load_stage<T, BITS, TT, MODE>(slots + 32 * Tile::kSlotsPerStage * s, zw[s], p, lt, w_next, x_rows,
+                                               kt_begin + s, kt_begin, t);
+          w_next += lt.weight_kt_stride;
         }
         commit_async();
       }
@@ -323,18 +371,16 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
         for (int s = 0; s < kStages; ++s) {
           if (kt + s < kt_end) {
             wait_async<kStages - 1>();
-            std::uint32_t cur[TT][2];
-#pragma unroll
-            for (int tt = 0; tt < TT; ++tt) {
-              cur[tt][0] = b[tt][0];
-              cur[tt][1] = b[tt][1];
+            const uint4* stage = slots + 32 * Tile::kSlotsPerStage * s;
+            if (MODE != QuantMode::k_shard && starts_group(p, kt + s, kt_begin)) {
+              if (!p.channelwise) set_scales<T>(gp, stage[32 * Tile::kScaleSlot]);
+              if constexpr (MODE == QuantMode::zero_point) set_zeros<T, BITS>(gp, zw[s]);
             }
-            if (kt + s + 1 < kt_end) marlin_load_activations<TT>(b, x_rows, kt + s + 1, t);
-            marlin_compute_stage<T, BITS, TT, KSHARD>(acc, slots + 32 * Tile::kSlotsPerStage * s, zw[s], channel_scales,
-                                                      cur, p, expert, lt, kt + s, t);
+            marlin_compute_stage<T, BITS, TT, MODE>(acc, stage, gp, p, expert, lt, kt + s, t);
             if (kt + s + kStages < kt_end) {
-              marlin_load_stage<T, BITS, KSHARD>(slots + 32 * Tile::kSlotsPerStage * s, zw[s], p, lt,
-                                                     kt + s + kStages);
+              marlin_load_stage<T, BITS, TT, MODE>(slots + 32 * Tile::kSlotsPerStage * s, zw[s], p, lt, w_next,
+                                                   x_rows, kt + s + kStages, kt_begin, t);
+              w_next += lt.weight_kt_stride;
             }
             commit_async();
           }
@@ -394,9 +440,9 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
   }
 }
 
-template <typename T, int BITS, int TT, bool KSHARD>
+template <typename T, int BITS, int TT, QuantMode MODE>
 void launch_marlin_tiles(const MarlinParams& params, cudaStream_t stream) {
-  const auto kernel = marlin_moe_kernel<T, BITS, TT, KSHARD>;
+  const auto kernel = marlin_moe_kernel<T, BITS, TT, MODE>;
   int device = 0;
   int sms = 0;
   int per_sm = 0;
@@ -411,12 +457,12 @@ void launch_marlin_tiles(const MarlinParams& params, cudaStream_t stream) {
   check_cuda(cudaGetLastError(), "marlin_moe: kernel launch");
 }
 
-template <typename T, int BITS, bool KSHARD>
-void launch_marlin_shard(const MarlinParams& params, int token_tiles, cudaStream_t stream) {
+template <typename T, int BITS, QuantMode MODE>
+void launch_marlin_mode(const MarlinParams& params, int token_tiles, cudaStream_t stream) {
   switch (token_tiles) {
-    case 1: return launch_marlin_tiles<T, BITS, 1, KSHARD>(params, stream);
-    case 2: return launch_marlin_tiles<T, BITS, 2, KSHARD>(params, stream);
-    case 4: return launch_marlin_tiles<T, BITS, 4, KSHARD>(params, stream);
+    case 1: return launch_marlin_tiles<T, BITS, 1, MODE>(params, stream);
+    case 2: return launch_marlin_tiles<T, BITS, 2, MODE>(params, stream);
+    case 4: return launch_marlin_tiles<T, BITS, 4, MODE>(params, stream);
     default: throw std::logic_error("marlin_moe: no kernel for token_tiles = " + std::to_string(token_tiles));
   }
 }
@@ -424,9 +470,11 @@ void launch_marlin_shard(const MarlinParams& params, int token_tiles, cudaStream
 template <typename T, int BITS>
 void launch_marlin(const MarlinParams& params, int token_tiles, bool k_shard, cudaStream_t stream) {
   if (k_shard) {
-    launch_marlin_shard<T, BITS, true>(params, token_tiles, stream);
+    launch_marlin_mode<T, BITS, QuantMode::k_shard>(params, token_tiles, stream);
+  } else if (params.zeros != nullptr) {
+    launch_marlin_mode<T, BITS, QuantMode::zero_point>(params, token_tiles, stream);
   } else {
-    launch_marlin_shard<T, BITS, false>(params, token_tiles, stream);
+    launch_marlin_mode<T, BITS, QuantMode::symmetric>(params, token_tiles, stream);
   }
 }
 

@@ -28,6 +28,7 @@ struct MarlinParams {
   int n_tiles;                   // N / 64: Marlin tiles across N
   int groups;                    // G: rows of scales per expert
   int group_tile_shift;          // grouped: group of k-tile kt = kt >> shift (group_size / 16 = 2^shift)
+  int group_tile_mask;           // kt & mask == 0: kt starts a group (channelwise: only kt = 0)
   bool channelwise;              // G == 1 without act-order: channelwise scale permutation, group 0
   int num_experts;
   int top_k;
@@ -37,6 +38,14 @@ struct MarlinParams {
   int warps_k;                   // warps splitting K inside a thread block (1, 2 or 4)
   std::uint32_t implicit_zero;   // 8 or 128 when zeros is null
 };
+
+// Thread blocks of one kernel instance that fit an SM (its launch bounds; the host's work split
+// plans with it): 8-row items and symmetric 16-row items 5 (≤ 102 registers, 36 KB of shared
+// memory each), other 16-row items 4 (their zero-point or g_idx code would spill at 102), 32-row
+// items 3 (64 accumulators).
+constexpr int marlin_resident_blocks(int token_tiles, bool symmetric) {
+  return token_tiles >= 4 ? 3 : token_tiles == 2 && !symmetric ? 4 : 5;
+}
 
 // Launches one persistent grid; token_tiles = rows per item / 8 (1, 2 or 4); k_shard selects the
 // per-row group lookup through g_idx (act-order without is_k_full).

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "device_vector.h"
@@ -44,6 +45,8 @@ struct Config {
   int block = 0;  // 0 = choose_block_size
   std::int64_t experts = 8, tokens = 24, topk = 2, hidden = 256, inter = 256;
   bool expert_map = false;
+  std::int64_t k_shards = 1;  // > 1: a real K shard (act-order, is_k_full = false), rank k_shard_rank
+  std::int64_t k_shard_rank = 0;
 
   std::string name() const {
     std::string s = std::string(to_string(type)) + "_g" + (group < 0 ? std::string("ch") : std::to_string(group));
@@ -54,6 +57,7 @@ struct Config {
     s += "_E" + std::to_string(experts) + "_M" + std::to_string(tokens) + "_k" + std::to_string(topk);
     if (block != 0) s += "_B" + std::to_string(block);
     if (expert_map) s += "_ep";
+    if (k_shards > 1) s += "_kshard" + std::to_string(k_shard_rank) + "of" + std::to_string(k_shards);
     return s;
   }
   MoeProblem problem(std::uint64_t seed) const {
@@ -67,6 +71,8 @@ struct Config {
     p.scheme = {type, group, act_order, k_full, act};
     p.tier = tier;
     p.seed = seed;
+    p.k_shards = k_shards;
+    p.k_shard_rank = k_shard_rank;
     if (expert_map) {
       std::int32_t local = 0;
       for (std::int64_t e = 0; e < experts; ++e) p.expert_map.push_back(e % 3 == 2 ? -1 : local++);
@@ -242,6 +248,26 @@ std::vector<Config> shapes() {
     many.type = WeightType::uint4;
     many.group = 32;
     out.push_back(many);
+  }
+  // Real K shards of a row-parallel act-order GEMM: uneven groups per rank, every group's scales,
+  // a rank holding less than one group (local K 64 of g128), GEMM1 and GEMM2, both dtypes, 8-bit.
+  for (const auto& [shards, rank, local_k, gemm] :
+       {std::tuple{2, 1, 256, ProblemKind::gemm2}, std::tuple{4, 0, 64, ProblemKind::gemm2},
+        std::tuple{4, 3, 128, ProblemKind::gemm1}, std::tuple{8, 5, 256, ProblemKind::gemm2}}) {
+    for (WeightType type : {WeightType::uint4b8, WeightType::uint8b128}) {
+      for (DType act : {DType::bf16, DType::f16}) {
+        Config shard;
+        shard.type = type;
+        shard.act = act;
+        shard.act_order = true;
+        shard.k_full = false;
+        shard.k_shards = shards;
+        shard.k_shard_rank = rank;
+        shard.gemm = gemm;
+        (gemm == ProblemKind::gemm1 ? shard.hidden : shard.inter) = local_k;
+        out.push_back(shard);
+      }
+    }
   }
   Config ep;
   ep.expert_map = true;
