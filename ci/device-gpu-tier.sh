@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the device machine, from the repository root, with .stage/ carried (see ci/device-stage.sh):
 # runs the gpu + multi_gpu + large + sanitize labels (MOEVAL_SKIP_LARGE=1 / MOEVAL_SKIP_SANITIZE=1
-# leave one out), then the bench when MOEVAL_BENCH=1, writing logs, JUnit and JSON under $OUT, and
+# leave one out), then the GPU mutants when MOEVAL_MUTANTS=1 (carry .mutants too) and the bench
+# when MOEVAL_BENCH=1, writing logs, JUnit and JSON under $OUT, and
 # prints a summary last. Fails when any test fails, and also when not a single GPU test ran (every
 # one Skipped: no device, no driver), since a tier that ran nothing proved nothing.
 set -uo pipefail
@@ -38,6 +39,11 @@ echo "gpu tier: $total tests, $skipped skipped"
 if (( total == 0 || skipped >= total )); then
   echo "gpu tier: FAILED — no GPU test ran (all $total skipped); see $out/gpu-tier.log"
   status=1
+fi
+if [[ "${MOEVAL_MUTANTS:-0}" == 1 ]]; then
+  # Optional: the GPU mutants of docs/testing.md (needs .mutants carried; ci/device-mutations.sh).
+  bash ci/device-mutations.sh run 2>&1 | tee "$out/mutants.txt"
+  (( PIPESTATUS[0] == 0 )) || status=1
 fi
 if [[ "${MOEVAL_BENCH:-0}" == 1 ]]; then
   build/tools/moeval/moeval bench --json "$out/bench.json" > "$out/bench.txt" 2>&1 || status=1
