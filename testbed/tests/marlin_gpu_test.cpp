@@ -52,7 +52,8 @@ void sweep_act_order(Tier tier) {
       for (DType act : kDTypes) {
         for (bool k_full : {true, false}) {
           for (ProblemKind kind : {ProblemKind::gemm1, ProblemKind::gemm2}) {
-            MoeProblem p = gemm_problem(kind, type, group, act, tier);
+            // I = 256: GEMM2's K holds two groups of 128 (act-order needs more than one).
+            MoeProblem p = gemm_problem(kind, type, group, act, tier, 8, 16, 2, 256, 256);
             p.scheme.act_order = true;
             p.scheme.is_k_full = k_full;
             expect_case_passes(*kernel, p);
