@@ -45,7 +45,7 @@ struct MarlinTile {
   static constexpr int kWeightSlots = kWordsPerLane / 4;     // uint4 per lane per stage
   static constexpr int kScaleSlot = kWeightSlots;
   static constexpr int kActSlot = kWeightSlots + 1;
-  static constexpr int kActSlots = (TT + 1) / 2;             // 8 bytes per token tile
+  static constexpr int kActSlots = (TT + 1) / 2;             // 2 words per lane and token tile
   static constexpr int kSlotsPerStage = kActSlot + kActSlots;
   // K tiles in flight per warp: as many as 32 KB per thread block (36 KB for 8- and 16-row 4-bit
   // items) allow, so 5 blocks fit an SM.
@@ -136,21 +136,36 @@ __device__ inline bool starts_group(const MarlinParams& p, int kt, int kt_begin)
   return kt == kt_begin || (kt & p.group_tile_mask) == 0;
 }
 
+// Where the next K tile to load comes from: the lane's weights and its tokens' activation pairs,
+// advanced one tile per load (tiles are loaded in order), so a load needs no index arithmetic.
+template <int TT>
+struct LoadCursor {
+  const std::uint32_t* weight;
+  const std::uint16_t* x[TT];  // token g of tile tt, at k = 16·kt + 2t
+};
+
+// The lane's activation words of a stage: lane-contiguous per (token tile, half), so each 4-byte
+// copy and each read of a warp is one shared-memory wavefront.
+template <int BITS, int TT>
+__device__ inline std::uint32_t* stage_activations(uint4* stage, int lane) {
+  return reinterpret_cast<std::uint32_t*>(stage - lane + 32 * MarlinTile<BITS, TT>::kActSlot) + lane;
+}
+
 template <typename T, int BITS, int TT, QuantMode MODE>
 __device__ inline void marlin_load_stage(uint4* slots, std::uint32_t (&zw)[BITS / 4], const MarlinParams& p,
-                                         const LaneTiles<BITS>& lt, const std::uint32_t* w,
-                                         const std::uint16_t* const (&x_rows)[TT], int kt, int kt_begin, int t) {
+                                         const LaneTiles<BITS>& lt, LoadCursor<TT>& cur, int kt, int kt_begin,
+                                         int lane) {
   using Tile = MarlinTile<BITS, TT>;
 #pragma unroll
-  for (int i = 0; i < Tile::kWeightSlots; ++i) copy_async_16(slots + 32 * i, w + 4 * i);
+  for (int i = 0; i < Tile::kWeightSlots; ++i) copy_async_16(slots + 32 * i, cur.weight + 4 * i);
+  cur.weight += lt.weight_kt_stride;
   // Token g's pairs (2t, 2t+1) and (2t+8, 2t+9) of this tile: the B fragment of token tile tt.
-  std::uint32_t* act = reinterpret_cast<std::uint32_t*>(slots + 32 * Tile::kActSlot);
+  std::uint32_t* act = stage_activations<BITS, TT>(slots, lane);
 #pragma unroll
   for (int tt = 0; tt < TT; ++tt) {
-    const std::uint16_t* x = x_rows[tt] + 16 * kt + 2 * t;
-    std::uint32_t* dst = act + 128 * (tt >> 1) + 2 * (tt & 1);  // slot tt / 2, bytes 8·(tt % 2) of the lane's 16
-    copy_async_4(dst, x);
-    copy_async_4(dst + 1, x + 8);
+    copy_async_4(act + 64 * tt, cur.x[tt]);
+    copy_async_4(act + 64 * tt + 32, cur.x[tt] + 8);
+    cur.x[tt] += 16;
   }
   if (MODE != QuantMode::k_shard && starts_group(p, kt, kt_begin)) {
     const int group = p.channelwise ? 0 : kt >> p.group_tile_shift;
@@ -210,20 +225,17 @@ __device__ inline void marlin_kshard_scales(uint4 (&scale_rows)[4], const Marlin
 }
 
 template <typename T, int BITS, int TT, QuantMode MODE>
-__device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], const uint4* slots, const GroupParams& gp,
+__device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots, const GroupParams& gp,
                                             const MarlinParams& p, int expert, const LaneTiles<BITS>& lt, int kt,
-                                            int t) {
+                                            int lane) {
   using Tile = MarlinTile<BITS, TT>;
+  const int t = lane & 3;
   std::uint32_t b[TT][2];
+  const std::uint32_t* act = stage_activations<BITS, TT>(slots, lane);
 #pragma unroll
-  for (int i = 0; i < Tile::kActSlots; ++i) {
-    const uint4 v = slots[32 * (Tile::kActSlot + i)];
-    b[2 * i][0] = v.x;
-    b[2 * i][1] = v.y;
-    if (2 * i + 1 < TT) {
-      b[2 * i + 1][0] = v.z;
-      b[2 * i + 1][1] = v.w;
-    }
+  for (int tt = 0; tt < TT; ++tt) {
+    b[tt][0] = act[64 * tt];
+    b[tt][1] = act[64 * tt + 32];
   }
   std::uint32_t w[Tile::kWordsPerLane];
 #pragma unroll
@@ -354,33 +366,45 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT, MODE>
         set_scales<T>(gp, make_uint4(sc[0], sc[1], sc[2], sc[3]));
       }
       std::uint32_t zw[kStages][BITS / 4];
-      const std::uint32_t* w_next = lt.weight + kt_begin * lt.weight_kt_stride;  // weights of the next tile to load
+      LoadCursor<TT> cursor;
+      cursor.weight = lt.weight + kt_begin * lt.weight_kt_stride;
+#pragma unroll
+      for (int tt = 0; tt < TT; ++tt) cursor.x[tt] = x_rows[tt] + 16 * kt_begin + 2 * t;
+      auto stage = [&](int s) { return slots + 32 * Tile::kSlotsPerStage * s; };
+      // Computes K tile kt from stage s (its group parameters refreshed where a group starts).
+      auto compute = [&](int s, int kt) {
+        wait_async<kStages - 1>();
+        if (MODE != QuantMode::k_shard && starts_group(p, kt, kt_begin)) {
+          if (!p.channelwise) set_scales<T>(gp, stage(s)[32 * Tile::kScaleSlot]);
+          if constexpr (MODE == QuantMode::zero_point) set_zeros<T, BITS>(gp, zw[s]);
+        }
+        marlin_compute_stage<T, BITS, TT, MODE>(acc, stage(s), gp, p, expert, lt, kt, lane);
+      };
       // One async group per K tile, empty ones included, so "all but the newest kStages − 1 groups
       // are complete" always means "the tile about to be computed has landed".
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
-        if (kt_begin + s < kt_end) {
-          marlin_load_stage<T, BITS, TT, MODE>(slots + 32 * Tile::kSlotsPerStage * s, zw[s], p, lt, w_next, x_rows,
-                                               kt_begin + s, kt_begin, t);
-          w_next += lt.weight_kt_stride;
-        }
+        if (kt_begin + s < kt_end) marlin_load_stage<T, BITS, TT, MODE>(stage(s), zw[s], p, lt, cursor, kt_begin + s, kt_begin, lane);
         commit_async();
       }
-      for (int kt = kt_begin; kt < kt_end; kt += kStages) {
+      int kt = kt_begin;
+      // Rounds whose refills all exist: no bounds checks in the hot loop.
+      for (; kt + 2 * kStages <= kt_end; kt += kStages) {
+#pragma unroll
+        for (int s = 0; s < kStages; ++s) {
+          compute(s, kt + s);
+          marlin_load_stage<T, BITS, TT, MODE>(stage(s), zw[s], p, lt, cursor, kt + s + kStages, kt_begin, lane);
+          commit_async();
+        }
+      }
+      // The last (up to two) rounds: some tiles or refills are past the warp's K range.
+      for (; kt < kt_end; kt += kStages) {
 #pragma unroll
         for (int s = 0; s < kStages; ++s) {
           if (kt + s < kt_end) {
-            wait_async<kStages - 1>();
-            const uint4* stage = slots + 32 * Tile::kSlotsPerStage * s;
-            if (MODE != QuantMode::k_shard && starts_group(p, kt + s, kt_begin)) {
-              if (!p.channelwise) set_scales<T>(gp, stage[32 * Tile::kScaleSlot]);
-              if constexpr (MODE == QuantMode::zero_point) set_zeros<T, BITS>(gp, zw[s]);
-            }
-            marlin_compute_stage<T, BITS, TT, MODE>(acc, stage, gp, p, expert, lt, kt + s, t);
+            compute(s, kt + s);
             if (kt + s + kStages < kt_end) {
-              marlin_load_stage<T, BITS, TT, MODE>(slots + 32 * Tile::kSlotsPerStage * s, zw[s], p, lt, w_next,
-                                                   x_rows, kt + s + kStages, kt_begin, t);
-              w_next += lt.weight_kt_stride;
+              marlin_load_stage<T, BITS, TT, MODE>(stage(s), zw[s], p, lt, cursor, kt + s + kStages, kt_begin, lane);
             }
             commit_async();
           }
