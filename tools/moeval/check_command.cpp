@@ -71,10 +71,10 @@ void run_gpu_tier(int device, const std::string& repro_dir, Tally& tally) {
   for (const auto& kernel : testbed::KernelRegistry::instance().all()) {
     for (const MoeProblem& p : gemm_matrix()) check_gemm_case(*kernel, p, device, repro_dir, tally);
   }
-  for (const MoeProblem& p : layer_matrix()) {
-    const std::string what = "gpu" + std::to_string(device) + " moe_forward " + p.name();
+  for (const LayerCheck& l : layer_matrix()) {
+    const std::string what = "gpu" + std::to_string(device) + " " + l.label + " " + l.problem.name();
     try {
-      const auto r = testbed::run_layer_case(build_layer_case(p), device);
+      const auto r = testbed::run_layer_case(build_layer_case(l.problem), device, nullptr, l.format);
       tally.record(what, r.pass() ? "PASS" : "FAIL", r.pass() ? "" : r.summary());
     } catch (const std::exception& e) {
       tally.record(what, "FAIL", std::string("error: ") + e.what());
