@@ -82,6 +82,10 @@ void check_arguments(const MarlinMoeArgs& args) {
   }
 }
 
+}  // namespace
+
+namespace detail {
+
 // Blocks moe_align will likely produce: the experts that get tokens (all of them once slots ≥ E,
 // under roughly uniform routing) times the blocks each one's share fills.
 std::int64_t likely_blocks(const MarlinMoeArgs& args, std::int64_t block_capacity) {
@@ -110,7 +114,9 @@ int choose_warps_k(const MarlinMoeArgs& args, std::int64_t block_capacity, int r
   return 4;
 }
 
-}  // namespace
+int marlin_token_tiles(int block_size) { return block_size == 48 ? 2 : std::min(block_size, 32) / 8; }
+
+}  // namespace detail
 
 std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args) {
   if (!args.weights.act_order || args.blocks.num_slots <= 0 || args.shape.k <= 0) return 0;
@@ -138,8 +144,7 @@ void marlin_moe(const MarlinMoeArgs& args) {
   if (args.blocks.num_slots == 0 || args.blocks.sorted_capacity == 0) return;
 
   const int block_size = args.blocks.block_size;
-  // Rows per work item: all of a block up to 32 rows; 48 → 3 × 16, 64 and 128 → 32-row groups.
-  const int token_tiles = block_size == 48 ? 2 : std::min(block_size, 32) / 8;
+  const int token_tiles = detail::marlin_token_tiles(block_size);
   int sms = 0;
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "marlin_moe: SM count");
 
@@ -186,7 +191,7 @@ void marlin_moe(const MarlinMoeArgs& args) {
   p.num_experts = w.num_experts;
   p.block_size = block_size;
   p.row_groups = (block_size + 8 * token_tiles - 1) / (8 * token_tiles);
-  p.warps_k = choose_warps_k(args, p.block_capacity, p.row_groups,
+  p.warps_k = detail::choose_warps_k(args, p.block_capacity, p.row_groups,
                              static_cast<std::int64_t>(sms) *
                                  detail::marlin_resident_blocks(token_tiles, w.zeros == nullptr && !k_shard(w)));
   const int warps_n = 4 / p.warps_k;

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "moeval/kernels/marlin_moe.h"
+
 namespace moeval::kernels::detail {
 
 struct MarlinParams {
@@ -46,6 +48,14 @@ struct MarlinParams {
 constexpr int marlin_resident_blocks(int token_tiles, bool symmetric) {
   return token_tiles >= 4 ? 3 : token_tiles == 2 && !symmetric ? 4 : 5;
 }
+
+// Host heuristics of marlin_moe (declared here for their host tests).
+// Rows per work item / 8: a whole block up to 32 rows; 48 → 3 × 16 rows; 64 and 128 → 32-row groups.
+int marlin_token_tiles(int block_size);
+// Blocks moe_align will likely produce for these arguments (uniform routing), ≤ block_capacity.
+std::int64_t likely_blocks(const MarlinMoeArgs& args, std::int64_t block_capacity);
+// Warps splitting K (1, 2 or 4) for `resident` thread blocks on the device; see marlin_moe.cu.
+int choose_warps_k(const MarlinMoeArgs& args, std::int64_t block_capacity, int row_groups, std::int64_t resident);
 
 // Launches one persistent grid; token_tiles = rows per item / 8 (1, 2 or 4); k_shard selects the
 // per-row group lookup through g_idx (act-order without is_k_full).

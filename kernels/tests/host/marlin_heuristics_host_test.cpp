@@ -1,0 +1,64 @@
+// marlin_moe's host heuristics on both sides of every threshold: rows per work item, the expected
+// block count, and the K split (the shallowest split that gives every resident thread block two
+// items, never fewer than 4 K tiles per warp).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "../../marlin_moe/marlin_params.h"
+
+namespace moeval::kernels {
+namespace {
+
+MarlinMoeArgs args_for(std::int64_t n, std::int64_t k, std::int64_t slots, int experts, int block_size) {
+  MarlinMoeArgs args;
+  args.shape = {n, k};
+  args.blocks.num_slots = slots;
+  args.blocks.block_size = block_size;
+  args.weights.num_experts = experts;
+  return args;
+}
+
+TEST(MarlinHeuristics, TokenTilesPerBlockSize) {
+  EXPECT_EQ(detail::marlin_token_tiles(8), 1);
+  EXPECT_EQ(detail::marlin_token_tiles(16), 2);
+  EXPECT_EQ(detail::marlin_token_tiles(32), 4);
+  EXPECT_EQ(detail::marlin_token_tiles(48), 2);  // three 16-row groups, not 32 + a half-empty 32
+  EXPECT_EQ(detail::marlin_token_tiles(64), 4);
+  EXPECT_EQ(detail::marlin_token_tiles(128), 4);
+}
+
+TEST(MarlinHeuristics, LikelyBlocksAroundOneTokenPerExpertAndOneFullBlock) {
+  // Fewer slots than experts: one block per routed slot.
+  EXPECT_EQ(detail::likely_blocks(args_for(64, 64, 8, 256, 8), 1000), 8);
+  // Exactly one block's worth per expert, and one slot more (each expert's share spills over).
+  EXPECT_EQ(detail::likely_blocks(args_for(64, 64, 2048, 256, 8), 1000), 256);
+  EXPECT_EQ(detail::likely_blocks(args_for(64, 64, 2049, 256, 8), 1000), 512);
+  EXPECT_EQ(detail::likely_blocks(args_for(64, 64, 2048, 256, 16), 1000), 256);
+  // Never more than the sorted buffer holds.
+  EXPECT_EQ(detail::likely_blocks(args_for(64, 64, 2049, 256, 8), 300), 300);
+}
+
+TEST(MarlinHeuristics, WarpsKAroundTwoItemsPerResidentBlock) {
+  constexpr std::int64_t kResident = 100;
+  // One block, one row group: items = ceil(tile columns / warps_n).
+  auto warps_k = [](std::int64_t tile_columns) {
+    return detail::choose_warps_k(args_for(64 * tile_columns, 4096, 1, 1, 8), 1000, 1, kResident);
+  };
+  EXPECT_EQ(warps_k(800), 1);  // 200 items with 4 warps across N: two per resident block
+  EXPECT_EQ(warps_k(796), 2);  // 199 → split K two ways: 398 items
+  EXPECT_EQ(warps_k(399), 2);  // 100 items with K unsplit, 200 split two ways
+  EXPECT_EQ(warps_k(398), 4);  // 199 split two ways → four ways
+  EXPECT_EQ(warps_k(1), 4);
+}
+
+TEST(MarlinHeuristics, WarpsKKeepsFourKTilesPerWarp) {
+  auto warps_k = [](std::int64_t k) { return detail::choose_warps_k(args_for(64, k, 1, 1, 8), 1000, 1, 100); };
+  EXPECT_EQ(warps_k(16 * 7), 1);   // 7 K tiles: a 2-way split would leave 3 per warp
+  EXPECT_EQ(warps_k(16 * 8), 2);   // 8: 4 per warp at 2 ways
+  EXPECT_EQ(warps_k(16 * 15), 2);  // 15: a 4-way split would leave 3
+  EXPECT_EQ(warps_k(16 * 16), 4);
+}
+
+}  // namespace
+}  // namespace moeval::kernels
