@@ -9,6 +9,10 @@
 #include <vector>
 
 #include "commands.h"
+#include "device_selection.h"
+#include "exit_codes.h"
+#include "report_file.h"
+#include "validators.h"
 #include "moeval/bench/bench_cell.h"
 #include "moeval/bench/bench_report.h"
 #include "moeval/bench/bench_shape.h"
@@ -28,12 +32,12 @@ struct BenchOptions {
 };
 
 int run_bench(const BenchOptions& o, const std::string& command) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "moeval bench: no CUDA device; nothing was run.\n");
-    return 2;
-  }
-  if (o.device < 0 || o.device >= count) throw std::invalid_argument("--device " + std::to_string(o.device) + ": this machine has " + std::to_string(count));
+  // Arguments and the report path first, then the device: bad input is exit 2 on any machine.
+  const std::vector<bench::BenchShape> shapes = bench::select_shapes(o.shapes);
+  ReportFile report(o.json_path);
+  const DevicePlan plan = plan_devices({o.device});
+  if (!plan.no_device.empty()) throw NothingRan("no CUDA device (" + plan.no_device + "); nothing was timed");
+  if (plan.devices.empty()) throw NothingRan(plan.unusable.front());
   kernels::check_cuda(cudaSetDevice(o.device), "cudaSetDevice");
   cudaDeviceProp prop{};
   kernels::check_cuda(cudaGetDeviceProperties(&prop, o.device), "cudaGetDeviceProperties");
@@ -44,7 +48,7 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   bench::CellOptions cell_options;
   cell_options.repeats = o.repeats;
   cell_options.with_cublas = !o.skip_cublas;
-  for (const bench::BenchShape& shape : bench::select_shapes(o.shapes)) {
+  for (const bench::BenchShape& shape : shapes) {
     bench::ShapeBench shape_bench(shape, cell_options);
     for (std::int64_t m : o.tokens) {
       run.cells.push_back(shape_bench.run(m, run.ceilings));
@@ -54,12 +58,8 @@ int run_bench(const BenchOptions& o, const std::string& command) {
     }
   }
   std::fputs(bench::format_table(run).c_str(), stdout);
-  if (!o.json_path.empty()) {
-    std::ofstream out(o.json_path);
-    out << bench::to_json(run).dump(2) << "\n";
-    if (!out) throw std::runtime_error("cannot write " + o.json_path);
-  }
-  return 0;
+  report.finish(bench::to_json(run));
+  return kPass;
 }
 
 }  // namespace
@@ -70,9 +70,11 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--json", options->json_path, "Write the results as JSON to this file");
   cmd->add_option("--shapes", options->shapes,
                   "Comma-separated shapes: deepseek-v3-w13, deepseek-v3-w2, qwen3-30b-a3b-w13, mixtral-8x7b-w13, or all");
-  cmd->add_option("--tokens", options->tokens, "Token counts M (default 1 4 16 64 256 4096)")->delimiter(',');
-  cmd->add_option("--repeats", options->repeats, "Timed runs per measurement (median)")->check(CLI::Range(1, 1000));
-  cmd->add_option("--device", options->device, "CUDA device index");
+  cmd->add_option("--tokens", options->tokens, "Token counts M, 1 to 2^24 each (default 1,4,16,64,256,4096)")
+      ->delimiter(',')
+      ->check(integer_in(1, 1 << 24));
+  cmd->add_option("--repeats", options->repeats, "Timed runs per measurement (median)")->check(integer_in(1, 1000));
+  cmd->add_option("--device", options->device, "CUDA device index")->check(integer_in(0, 1023));
   cmd->add_flag("--skip-cublas", options->skip_cublas, "Do not run the cuBLAS reference path");
   return [options, cmd] {
     std::string command = "moeval bench";

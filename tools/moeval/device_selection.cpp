@@ -1,48 +1,80 @@
 #include "device_selection.h"
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <stdexcept>
-#include <unistd.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
 
+#include <algorithm>
+
+#include "build_info.h"
+#include "device_arch.h"
+#include "exit_codes.h"
 #include "moeval/testbed/devices.h"
 
 namespace moeval::cli {
 
-std::vector<int> validated_devices(const std::vector<int>& requested) {
+std::string describe_no_device(const std::string& cuda_reason) {
+  // The CUDA runtime reports a missing libcuda as cudaErrorInsufficientDriver; look for it ourselves.
+  void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver == nullptr) {
+    return "no NVIDIA driver is installed on this machine (libcuda.so.1 cannot be loaded), so no GPU can be used";
+  }
+  ::dlclose(driver);
+  if (cuda_reason.find("cudaErrorInsufficientDriver") != std::string::npos) {
+    return "the installed NVIDIA driver is older than the CUDA runtime this binary was built with (" +
+           version_text() + "): " + cuda_reason;
+  }
+  if (cuda_reason.find("cudaErrorNoDevice") != std::string::npos || cuda_reason == "no CUDA device") {
+    return "the NVIDIA driver is installed but sees no GPU (check CUDA_VISIBLE_DEVICES and nvidia-smi): " +
+           cuda_reason;
+  }
+  return cuda_reason;
+}
+
+void check_device_list(const std::vector<int>& requested) {
+  for (std::size_t i = 0; i < requested.size(); ++i) {
+    if (requested[i] < 0) {
+      throw UsageError("--device " + std::to_string(requested[i]) + ": a device index is 0 or more");
+    }
+    if (std::find(requested.begin(), requested.begin() + std::ptrdiff_t(i), requested[i]) !=
+        requested.begin() + std::ptrdiff_t(i)) {
+      throw UsageError("--device " + std::to_string(requested[i]) + " is listed twice");
+    }
+  }
+}
+
+DevicePlan plan_devices(const std::vector<int>& requested) {
+  check_device_list(requested);
+  DevicePlan plan;
   const auto& visible = testbed::visible_devices();
+  if (visible.count == 0) {
+    plan.no_device = describe_no_device(visible.reason);
+    return plan;
+  }
   std::vector<int> devices = requested;
   if (devices.empty()) {
     for (int d = 0; d < visible.count; ++d) devices.push_back(d);
   }
   for (int d : devices) {
-    if (d < 0 || d >= visible.count) {
-      throw std::invalid_argument("--device " + std::to_string(d) + " does not exist; " +
-                                  (visible.count == 0 ? "no CUDA device is visible (" + visible.reason + ")"
-                                                      : "visible devices: 0.." + std::to_string(visible.count - 1)));
+    if (d >= visible.count) {
+      throw UsageError("--device " + std::to_string(d) + " does not exist; visible devices: 0.." +
+                       std::to_string(visible.count - 1));
     }
   }
-  return devices;
-}
-
-void write_json_file(const std::string& path, const nlohmann::json& report) {
-  const std::string temp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp);
-    out << report.dump(2) << '\n';
-    out.flush();
-    if (!out) {
-      std::remove(temp.c_str());
-      throw std::runtime_error("cannot write the JSON report " + path);
+  for (int d : devices) {
+    cudaDeviceProp prop{};
+    if (const cudaError_t status = cudaGetDeviceProperties(&prop, d); status != cudaSuccess) {
+      cudaGetLastError();
+      plan.unusable.push_back("device " + std::to_string(d) + ": cannot read its properties: " +
+                              cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
+      continue;
     }
+    if (const std::string why = arch_mismatch(prop.major, prop.minor, cuda_architectures()); !why.empty()) {
+      plan.unusable.push_back("device " + std::to_string(d) + " (" + prop.name + "): " + why);
+      continue;
+    }
+    plan.devices.push_back(d);
   }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::remove(temp.c_str());
-    throw std::runtime_error("cannot write the JSON report " + path + ": " + ec.message());
-  }
+  return plan;
 }
 
 }  // namespace moeval::cli

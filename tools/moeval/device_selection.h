@@ -1,20 +1,29 @@
-// Small helpers shared by the subcommands: which devices to use, and writing a JSON report.
+// Which devices a subcommand runs on, decided before any work starts.
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
 namespace moeval::cli {
 
-// The devices named by --device, checked against the visible ones before any work starts (every
-// visible device when none is named; empty when there is no device). Throws std::invalid_argument
-// naming a device that does not exist.
-std::vector<int> validated_devices(const std::vector<int>& requested);
+struct DevicePlan {
+  std::vector<int> devices;            // validated and able to run this build
+  std::vector<std::string> unusable;   // "device 1 (NVIDIA A100-SXM4-80GB): compute capability 8.0 cannot ..."
+  std::string no_device;               // why no CUDA device is visible at all ("" when some are)
+};
 
-// Writes `report` to `path` through a temporary file and a rename, so a reader never sees half a
-// report; throws std::runtime_error naming the path when it cannot be written.
-void write_json_file(const std::string& path, const nlohmann::json& report);
+// The devices named by --device (every visible device when none is named), each checked to exist
+// (UsageError naming the index and the visible range otherwise) and its compute capability checked
+// against the architectures this binary was built for (listed as unusable when it cannot run
+// them). Without any visible device, `no_device` says why and nothing else is checked.
+DevicePlan plan_devices(const std::vector<int>& requested);
+
+// Why no CUDA device is usable, in words that fit the cause: a machine without the NVIDIA driver
+// is told so (CUDA's own "driver version is insufficient" would send people to upgrade a driver
+// they do not have).
+std::string describe_no_device(const std::string& cuda_reason);
+
+// Rejects negative indices and an index named twice (UsageError naming --device).
+void check_device_list(const std::vector<int>& requested);
 
 }  // namespace moeval::cli

@@ -4,6 +4,7 @@
 
 #include "moeval/golden/check.h"
 #include "moeval/golden/loader.h"
+#include "plural.h"
 
 namespace moeval::cli {
 
@@ -12,12 +13,14 @@ GoldenCheckOutcome check_golden_corpus(const std::string& dir) {
   try {
     const std::filesystem::path path = dir.empty() ? golden::default_golden_dir() : std::filesystem::path(dir);
     for (const golden::FamilyReport& r : golden::check_corpus(path, {})) {
-      const std::string what = "cpu golden " + r.path.filename().string() + " (" + std::to_string(r.cases) + " cases)";
+      const std::string what = "cpu golden " + r.path.filename().string() + " (" + count_of(long(r.cases), "case") + ")";
       if (r.error) {
         out.lines.push_back({what, "FAIL", *r.error});
       } else if (!r.differences.empty()) {
-        out.lines.push_back({what, "FAIL", std::to_string(r.differences.size()) + " difference(s), first: " +
-                                               golden::format(r.differences.front()) +
+        const std::size_t cases = golden::differing_cases(r.differences);
+        out.lines.push_back({what, "FAIL", count_of(long(cases), "case") + (cases == 1 ? " differs" : " differ") +
+                                               " (" + count_of(long(r.differences.size()), "difference") +
+                                               "), first: " + golden::format(r.differences.front()) +
                                                " (run `moeval golden --check` for all)"});
       } else {
         out.lines.push_back({what, "PASS", ""});

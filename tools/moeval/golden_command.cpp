@@ -1,6 +1,7 @@
 // `moeval golden`: regenerate the golden corpus with the CPU reference and diff it against the
 // committed files (--check, the default), or rewrite them atomically (--update [--case NAME]).
-// Exit code: 0 identical / updated, 1 differences, 2 unreadable files or bad arguments.
+// Exit code (exit_codes.h): 0 identical / updated, 1 differences, 2 unreadable or unwritable files
+// (a full disk included) or bad arguments.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -8,6 +9,9 @@
 #include <vector>
 
 #include "commands.h"
+#include "exit_codes.h"
+#include "plural.h"
+#include "validators.h"
 #include "moeval/golden/check.h"
 #include "moeval/golden/loader.h"
 
@@ -33,22 +37,28 @@ void print_differences(const std::vector<golden::Difference>& diffs, std::size_t
 int report(const golden::FamilyReport& r, bool update, std::size_t max_lines) {
   const std::string file = r.path.filename().string();
   if (r.stale_temps_removed > 0) {
-    std::printf("  %s: removed %d temp file(s) left by an interrupted update\n", file.c_str(), r.stale_temps_removed);
+    std::printf("  %s: removed %s left by an interrupted update\n", file.c_str(),
+                count_of(r.stale_temps_removed, "temp file").c_str());
   }
   if (r.error) {
     std::printf("  %s: ERROR: %s\n", file.c_str(), r.error->c_str());
     return 2;
   }
   if (update) {
-    std::printf("  %s: %s, %zu case%s regenerated in %.1f s\n", file.c_str(), r.rewritten ? "rewritten" : "unchanged",
-                r.cases, r.cases == 1 ? "" : "s", r.seconds);
+    std::printf("  %s: %s, %s regenerated in %.1f s\n", file.c_str(), r.rewritten ? "rewritten" : "unchanged",
+                count_of(long(r.cases), "case").c_str(), r.seconds);
     print_differences(r.differences, max_lines);
-    return 0;
+    return kPass;
   }
-  std::printf("  %s: %zu case%s %s (%s; regenerated in %.1f s)\n", file.c_str(), r.cases, r.cases == 1 ? "" : "s",
-              r.differences.empty() ? "identical" : "DIFFER", r.stored_provenance.c_str(), r.seconds);
+  const std::size_t differing = golden::differing_cases(r.differences);
+  const std::string verdict =
+      differing == 0 ? count_of(long(r.cases), "case") + " identical"
+                     : std::to_string(differing) + " of " + count_of(long(r.cases), "case") +
+                           (differing == 1 ? " DIFFERS" : " DIFFER");
+  std::printf("  %s: %s (%s; regenerated in %.1f s)\n", file.c_str(), verdict.c_str(), r.stored_provenance.c_str(),
+              r.seconds);
   print_differences(r.differences, max_lines);
-  return r.differences.empty() ? 0 : 1;
+  return r.differences.empty() ? kPass : kCheckFailed;
 }
 
 int run_golden(const GoldenOptions& o) {
@@ -57,6 +67,12 @@ int run_golden(const GoldenOptions& o) {
   for (const std::string& f : o.families) selection.families.push_back(golden::parse_family(f));
   golden::require_known_case(selection);
   const std::filesystem::path dir = o.dir.empty() ? golden::default_golden_dir() : std::filesystem::path(o.dir);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw UsageError("golden directory '" + dir.string() + "' " +
+                     (std::filesystem::exists(dir, ec) ? "is not a directory" : "does not exist") +
+                     (o.dir.empty() ? " ($MOEVAL_GOLDEN_DIR or the compiled-in default; pass --dir)" : ""));
+  }
 
   std::printf("moeval golden --%s: %s\n", o.update ? "update" : "check", dir.c_str());
   const std::vector<golden::FamilyReport> reports =
@@ -64,7 +80,7 @@ int run_golden(const GoldenOptions& o) {
   int status = 0;
   double seconds = 0;
   for (const golden::FamilyReport& r : reports) {
-    status = std::max(status, report(r, o.update, o.max_lines));
+    status = worse(status, report(r, o.update, o.max_lines));
     seconds += r.seconds;
   }
   const char* verdict = status == 0
@@ -89,7 +105,8 @@ Runner add_golden_command(CLI::App& app) {
   cmd->add_option("--dir", options->dir,
                   "Directory of the *.h5 files (default: $MOEVAL_GOLDEN_DIR, else the source tree's golden/data)");
   cmd->add_option("--family", options->families, "Only these families (wna16, marlin, layouts, layer)");
-  cmd->add_option("--max-lines", options->max_lines, "Differences printed per family (default 40)");
+  cmd->add_option("--max-lines", options->max_lines, "Differences printed per family (default 40)")
+      ->check(integer_in(0, 1000000));
   return [options] { return run_golden(*options); };
 }
 

@@ -1,30 +1,94 @@
+// `moeval`: check | golden | sweep | bench. Exit codes: exit_codes.h (0 pass, 1 check failed,
+// 2 usage or input error, 3 nothing could run).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <new>
 #include <string>
+#include <vector>
 
+#include "build_info.h"
 #include "commands.h"
+#include "exit_codes.h"
+#include "moeval/golden/atomic_write.h"
+#include "moeval/golden/errors.h"
+
+namespace {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// CLI11 would answer a mistyped subcommand with "A subcommand is required" or "not expected";
+// name the word, the subcommands, and the nearest one.
+bool unknown_subcommand(int argc, char** argv, const std::map<std::string, moeval::cli::Runner>& runners) {
+  if (argc < 2 || argv[1][0] == '-' || runners.count(argv[1])) return false;
+  const std::string word = argv[1];
+  std::string list, nearest;
+  std::size_t best = 3;  // suggest only within two edits
+  for (const auto& [name, runner] : runners) {
+    list += (list.empty() ? "" : ", ") + name;
+    if (const std::size_t d = edit_distance(word, name); d < best) best = d, nearest = name;
+  }
+  const std::string hint = nearest.empty() ? "" : " (did you mean '" + nearest + "'?)";
+  std::fprintf(stderr, "moeval: unknown subcommand '%s'%s; subcommands: %s (moeval --help)\n", word.c_str(),
+               hint.c_str(), list.c_str());
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  // Line-buffered stdout: each PASS/FAIL line reaches a pipe or file when it is printed, so a run
+  // that is killed (or crashes) keeps every line it had printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  // An interrupted golden update or JSON report removes its "<file>.tmp.<pid>" before dying.
+  moeval::golden::install_temp_cleanup();
+
   CLI::App app{"moeval: proves quantized Mixture-of-Experts kernels right"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", moeval::cli::version_text());
+  app.footer(
+      "Exit codes: 0 pass, 1 a check failed, 2 usage or input/output error, 3 nothing could run (no usable GPU).");
   std::map<std::string, moeval::cli::Runner> runners{
       {"check", moeval::cli::add_check_command(app)},
       {"golden", moeval::cli::add_golden_command(app)},
       {"sweep", moeval::cli::add_sweep_command(app)},
       {"bench", moeval::cli::add_bench_command(app)},
   };
+  if (unknown_subcommand(argc, argv, runners)) return moeval::cli::kUsageError;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    // --help and --version exit 0 through here; every parse error is a usage error.
+    return app.exit(e) == 0 ? moeval::cli::kPass : moeval::cli::kUsageError;
   }
+  const std::string name = app.get_subcommands().front()->get_name();
   try {
-    return runners.at(app.get_subcommands().front()->get_name())();
+    return runners.at(name)();
+  } catch (const moeval::cli::NothingRan& e) {
+    std::fprintf(stderr, "moeval %s: nothing could run: %s\n", name.c_str(), e.what());
+    return moeval::cli::kNothingRan;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "moeval %s: error: out of host memory\n", name.c_str());
+    return moeval::cli::kUsageError;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "moeval: error: %s\n", e.what());
-    return 2;
+    // UsageError, invalid_argument (bad values), GoldenError (unreadable or unwritable files).
+    std::fprintf(stderr, "moeval %s: error: %s\n", name.c_str(), e.what());
+    return moeval::cli::kUsageError;
   }
 }

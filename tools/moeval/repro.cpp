@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "moeval/golden/case_codec.h"
+#include "moeval/golden/errors.h"
 #include "moeval/golden/golden_file.h"
 #include "moeval/golden/layouts.h"
 #include "moeval/golden/loader.h"
@@ -27,20 +28,41 @@ std::filesystem::path write_gemm_repro(const std::filesystem::path& dir, const G
   return path;
 }
 
-ReplayCounts replay_repro(const std::filesystem::path& file, int device) {
+std::vector<golden::GoldenGemmCase> load_repro(const std::filesystem::path& file) {
+  const golden::GoldenReader reader(file);
+  if (reader.case_names().empty()) throw golden::golden_error(file, "", "holds no case; nothing to replay");
+  std::vector<golden::GoldenGemmCase> cases;
+  for (const std::string& name : reader.case_names()) {
+    const golden::CaseRecord record = reader.read_case(name);
+    if (golden::decode_problem(record, file).kind == ProblemKind::layer) {
+      throw golden::golden_error(file, "case '" + name + "'",
+                                 "is a whole-layer case; --repro replays GEMM cases (layer cases run in the "
+                                 "golden_gpu_tests)");
+    }
+    cases.push_back(golden::decode_gemm_case(record, file));
+  }
+  return cases;
+}
+
+ReplayCounts replay_repro(const std::vector<golden::GoldenGemmCase>& cases, int device) {
   ReplayCounts counts;
   testbed::register_builtin_kernels();
-  for (const std::string& name : golden::list_cases(file)) {
-    const golden::GoldenGemmCase g = golden::load_gemm_case(file, name);
+  for (const golden::GoldenGemmCase& g : cases) {
+    const std::string name = g.gemm.problem.name();
     for (const auto& kernel : testbed::KernelRegistry::instance().all()) {
       if (const auto why = kernel->unsupported_reason(g.gemm); !why.empty()) {
         std::printf("SKIPPED  %s %s  unsupported: %s\n", kernel->name().c_str(), name.c_str(), why.c_str());
         ++counts.skipped;
         continue;
       }
-      const auto r = testbed::run_gemm_case(*kernel, g.gemm, device, &g.expected);
-      std::printf("%-8s %s\n", r.pass() ? "PASS" : "FAIL", r.summary().c_str());
-      ++(r.pass() ? counts.passed : counts.failed);
+      try {
+        const auto r = testbed::run_gemm_case(*kernel, g.gemm, device, &g.expected);
+        std::printf("%-8s %s\n", r.pass() ? "PASS" : "FAIL", r.summary().c_str());
+        ++(r.pass() ? counts.passed : counts.failed);
+      } catch (const std::exception& e) {
+        std::printf("FAIL     %s %s  error: %s\n", kernel->name().c_str(), name.c_str(), e.what());
+        ++counts.failed;
+      }
     }
   }
   return counts;

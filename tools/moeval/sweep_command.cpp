@@ -11,6 +11,10 @@
 #include "commands.h"
 #include "default_matrix.h"
 #include "device_selection.h"
+#include "exit_codes.h"
+#include "plural.h"
+#include "validators.h"
+#include "report_file.h"
 #include "moeval/fixtures/cases.h"
 #include "moeval/reference/gemm_reference.h"
 #include "moeval/testbed/case_runner.h"
@@ -64,13 +68,12 @@ SweepRow sweep_case(const testbed::GemmKernelUnderTest& kernel, const GemmCase& 
 }
 
 int run_sweep(const SweepOptions& o) {
-  const auto& visible = testbed::visible_devices();
-  const std::vector<int> devices = validated_devices(o.devices);
-  if (devices.empty()) {
-    std::printf("moeval sweep: SKIPPED, no CUDA device (%s); nothing was checked\n", visible.reason.c_str());
-    return 1;  // a sweep that checked nothing must not look green
-  }
-  if (o.seeds < 1) throw std::invalid_argument("--seeds must be at least 1");
+  ReportFile report(o.json_path);  // an unwritable report path fails now, not after the sweep
+  const DevicePlan plan = plan_devices(o.devices);
+  if (!plan.no_device.empty()) throw NothingRan("no CUDA device (" + plan.no_device + "); nothing was swept");
+  for (const std::string& why : plan.unusable) std::printf("SKIPPED  %s\n", why.c_str());
+  if (plan.devices.empty()) throw NothingRan("no requested device can run this build; nothing was swept");
+  const std::vector<int>& devices = plan.devices;
 
   testbed::register_builtin_kernels();
   int cases = 0, failed = 0, unsupported = 0, disagreements = 0;
@@ -90,16 +93,18 @@ int run_sweep(const SweepOptions& o) {
         failed += row.failed;
         disagreements += row.disagreements;
         rows.push_back(row.json);
+        report.progress(nlohmann::json{{"cases", cases}, {"failed", failed}, {"disagreements", disagreements}, {"rows", rows}});
       }
     }
   }
-  std::printf("sweep: %d case runs × %zu device(s); %d failed, %d cross-device disagreements, %d unsupported\n", cases,
-              devices.size(), failed, disagreements, unsupported);
-  if (!o.json_path.empty()) {
-    write_json_file(o.json_path, nlohmann::json{{"cases", cases}, {"failed", failed},
-                                                {"disagreements", disagreements}, {"rows", rows}});
-  }
-  return failed == 0 && disagreements == 0 ? 0 : 1;
+  std::printf("sweep: %s × %s; %d failed, %s, %d unsupported\n", count_of(cases, "case run").c_str(),
+              count_of(long(devices.size()), "device").c_str(), failed,
+              count_of(disagreements, "cross-device disagreement").c_str(), unsupported);
+  report.finish(nlohmann::json{{"cases", cases}, {"failed", failed}, {"disagreements", disagreements}, {"rows", rows}});
+  if (failed > 0 || disagreements > 0) return kCheckFailed;
+  if (cases == 0) throw NothingRan("no registered kernel supports a case of the matrix; nothing was swept");
+  if (!plan.unusable.empty()) return kNothingRan;  // part of the fleet could not run this build
+  return kPass;
 }
 
 }  // namespace
@@ -108,8 +113,10 @@ Runner add_sweep_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Run the check matrix on every visible GPU with several seeds and compare "
                                           "every output bitwise across devices");
   auto o = std::make_shared<SweepOptions>();
-  cmd->add_option("--device", o->devices, "Devices to sweep (default: every visible device)");
-  cmd->add_option("--seeds", o->seeds, "Seeds per matrix cell (default 2)");
+  cmd->add_option("--device", o->devices, "Devices to sweep, e.g. 0,1 (default: every visible device)")
+      ->delimiter(',')
+      ->check(integer_in(0, 1023));
+  cmd->add_option("--seeds", o->seeds, "Seeds per matrix cell, 1 to 1000 (default 2)")->check(integer_in(1, 1000));
   cmd->add_option("--json", o->json_path, "Also write the results as JSON to this file");
   return [o] { return run_sweep(*o); };
 }

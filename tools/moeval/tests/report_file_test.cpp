@@ -1,0 +1,126 @@
+// --json PATH: what ReportFile does with each kind of path. It follows a symlink (the link stays a
+// link), writes into a device without replacing it, rejects what it cannot write before the run
+// with the system's reason, and leaves no temp file behind.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "exit_codes.h"
+#include "report_file.h"
+
+namespace moeval::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ReportFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("moeval-report-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    fs::permissions(dir_, fs::perms::owner_all);
+    fs::remove_all(dir_);
+  }
+  static std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  bool no_temp_files() const {
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      if (e.path().filename().string().find(".tmp.") != std::string::npos) return false;
+    }
+    return true;
+  }
+  fs::path dir_;
+};
+
+TEST_F(ReportFileTest, NewFileGetsProgressThenTheFinalReport) {
+  const fs::path path = dir_ / "r.json";
+  ReportFile report(path.string());
+  EXPECT_FALSE(fs::exists(path)) << "nothing is written before the first result";
+  report.progress({{"rows", 1}});
+  EXPECT_EQ(nlohmann::json::parse(read(path))["complete"], false);
+  report.finish({{"rows", 2}});
+  const auto j = nlohmann::json::parse(read(path));
+  EXPECT_EQ(j["complete"], true);
+  EXPECT_EQ(j["rows"], 2);
+  EXPECT_TRUE(no_temp_files());
+}
+
+TEST_F(ReportFileTest, SymlinkIsFollowedNotReplaced) {
+  const fs::path target = dir_ / "real.json";
+  const fs::path link = dir_ / "link.json";
+  std::ofstream(target) << "old";
+  fs::create_symlink("real.json", link);  // relative, resolved against the link's directory
+  ReportFile report(link.string());
+  report.finish({{"x", 1}});
+  EXPECT_TRUE(fs::is_symlink(link)) << "the link must stay a link";
+  EXPECT_EQ(nlohmann::json::parse(read(target))["x"], 1);
+  EXPECT_TRUE(no_temp_files());
+}
+
+TEST_F(ReportFileTest, DeviceNodeIsWrittenInPlace) {
+  ReportFile report("/dev/null");
+  report.progress({{"x", 1}});
+  report.finish({{"x", 1}});
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null must still be a character device";
+}
+
+TEST_F(ReportFileTest, FullDeviceSaysNoSpaceLeft) {
+  ReportFile report("/dev/full");
+  try {
+    report.finish({{"x", 1}});
+    FAIL() << "writing to /dev/full must fail";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "cannot write the JSON report '/dev/full': No space left on device");
+  }
+}
+
+TEST_F(ReportFileTest, MissingDirectoryIsRejectedBeforeTheRun) {
+  const std::string path = (dir_ / "missing" / "r.json").string();
+  try {
+    ReportFile report(path);
+    FAIL() << "a report in a missing directory must be rejected at construction";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot write the JSON report '" + path + "': its directory '" + (dir_ / "missing").string() +
+                  "' does not exist");
+  }
+}
+
+TEST_F(ReportFileTest, DirectoryIsRejected) {
+  EXPECT_THROW(ReportFile(dir_.string()), UsageError);
+}
+
+TEST_F(ReportFileTest, UnwritableDirectoryGivesTheSystemReason) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes into a read-only directory; the read-only mount row covers it";
+  fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
+  try {
+    ReportFile report((dir_ / "r.json").string());
+    FAIL() << "must be rejected";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("Permission denied"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ReportFileTest, StaleTempOfADeadWriterIsRemoved) {
+  const fs::path path = dir_ / "r.json";
+  // pid 2^22 + 1 exceeds Linux's pid_max limit, so no process can own it.
+  std::ofstream(path.string() + ".tmp.4194305") << "half a report";
+  ReportFile report(path.string());
+  EXPECT_TRUE(no_temp_files());
+}
+
+}  // namespace
+}  // namespace moeval::cli
