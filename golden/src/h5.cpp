@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <fstream>
+#include <iterator>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -360,6 +362,48 @@ H5File H5File::create(const std::filesystem::path& path) {
   });
 }
 
+namespace {
+
+std::uint64_t little_endian(const unsigned char* p, unsigned bytes) {
+  std::uint64_t v = 0;
+  for (unsigned i = bytes; i-- > 0;) v = (v << 8) | p[i];
+  return v;
+}
+
+// HDF5 1.10.8 loops forever while loading a global heap collection (where variable-length strings
+// such as our provenance attributes live) that holds a free-space object of size 0: its parser
+// advances by the object's size. Found by fuzzing (docs/fuzzing.md). Walk every collection the
+// way the library does and refuse the file before HDF5 sees it. Returns "" or the reason.
+std::string corrupt_global_heap(const std::vector<unsigned char>& file) {
+  if (file.size() < 16) return "";
+  const unsigned version = file[8];
+  const unsigned length_size = version >= 2 ? file[10] : (file.size() > 14 ? file[14] : 8);
+  if (length_size != 2 && length_size != 4 && length_size != 8) return "";
+  const std::size_t object_header = 8 + length_size;      // index, refcount, reserved, size
+  const std::size_t collection_header = 8 + length_size;  // "GCOL", version, reserved, size
+  static const unsigned char signature[5] = {'G', 'C', 'O', 'L', 1};
+  for (std::size_t at = 0; at + collection_header <= file.size(); ++at) {
+    if (std::memcmp(file.data() + at, signature, 5) != 0) continue;
+    const std::uint64_t size = little_endian(file.data() + at + 8, length_size);
+    if (size < collection_header || size > file.size() - at) continue;  // HDF5 fails to read it: no hang
+    const std::size_t end = at + std::size_t(size);
+    for (std::size_t p = at + collection_header; p < end && p + object_header <= end;) {
+      const unsigned index = unsigned(little_endian(file.data() + p, 2));
+      const std::uint64_t object = little_endian(file.data() + p + 8, length_size);
+      const std::uint64_t need = index > 0 ? object_header + ((object + 7) / 8) * 8 : object;
+      if (need == 0 || need > end - p) {
+        return "global heap collection at byte " + std::to_string(at) + " holds an object of " +
+               std::to_string(object) + " bytes at byte " + std::to_string(p) +
+               (need == 0 ? " (size 0: corrupt)" : " that overruns the collection (corrupt)");
+      }
+      p += std::size_t(need);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 H5File H5File::open_read(const std::filesystem::path& path) {
   silence_hdf5();
   std::error_code ec;
@@ -367,6 +411,13 @@ H5File H5File::open_read(const std::filesystem::path& path) {
   if (!std::filesystem::is_regular_file(path, ec)) throw golden_error(path, "", "is not a regular file");
   const bool is_hdf5 = guarded(path, "", [&] { return H5::H5File::isHdf5(path.string()); });
   if (!is_hdf5) throw golden_error(path, "", "is not an HDF5 file (no HDF5 signature; corrupt or another format)");
+  {
+    std::ifstream in(path, std::ios::binary);
+    const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (const std::string why = corrupt_global_heap(bytes); !why.empty()) {
+      throw golden_error(path, "", "cannot be read safely: " + why);
+    }
+  }
   // A first open through the C API: the C++ wrapper drops HDF5's error stack, whose innermost line
   // ("truncated file: eof = ...") is the useful part of the message.
   const hid_t probe = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
