@@ -3,8 +3,9 @@
 # Does nothing (and needs no network) when everything is already present.
 set -euo pipefail
 
+# clang + libclang-common-14-dev (libFuzzer and the sanitizer runtimes): the fuzz targets (ci/fuzz.sh).
 packages=(cmake ninja-build g++ libeigen3-dev libgtest-dev libgmock-dev librapidcheck-dev libhdf5-dev
-          libcli11-dev nlohmann-json3-dev python3-pip)
+          libcli11-dev nlohmann-json3-dev python3-pip clang libclang-common-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -88,6 +88,7 @@ struct Env {
   std::string substitute(std::string s) const {
     s = replace_all(s, "{dir}", dir.string());
     s = replace_all(s, "{golden}", MOEVAL_GOLDEN_DATA);
+    s = replace_all(s, "{regressions}", MOEVAL_FUZZ_REGRESSIONS);
     s = replace_all(s, "{full}", (dir / "full").string());
     s = replace_all(s, "{ro}", (dir / "ro").string());
     return s;
@@ -273,6 +274,7 @@ const std::map<std::string, Trigger>& triggers() {
       f.close();
     });
     cli("check-repro-no-gpu", Needs::no_gpu);
+    cli("check-repro-global-heap-loop");
     // Golden corpus.
     cli("golden-file-missing");
     cli("golden-not-hdf5", Needs::nothing, [](const Env& e) { std::ofstream(e.dir / "layer.h5") << "not hdf5\n"; });
