@@ -12,7 +12,7 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH="$root/.stage/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
-[[ -f .stage/build.tgz ]] && tar -C .stage -xzf .stage/build.tgz
+if [[ -f .stage/build.txz ]]; then tar -C .stage -xJf .stage/build.txz && rm -f .stage/build.txz; fi
 # ctest files carry the absolute paths of the machine that built them (/work/main/build/...).
 built_at=$(sed -n 's/^# Build directory: //p' .stage/build/CTestTestfile.cmake)
 ln -sfn .stage/build build
