@@ -26,6 +26,7 @@
 
 #include "../common/async_copy.cuh"
 #include "../common/dequant16.cuh"
+#include "../common/persistent_launch.cuh"
 #include "moeval/kernels/device_info.h"
 #include "marlin_params.h"
 
@@ -466,19 +467,8 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT, MODE>
 
 template <typename T, int BITS, int TT, QuantMode MODE>
 void launch_marlin_tiles(const MarlinParams& params, cudaStream_t stream) {
-  const auto kernel = marlin_moe_kernel<T, BITS, TT, MODE>;
-  int device = 0;
-  int sms = 0;
-  int per_sm = 0;
-  check_cuda(cudaGetDevice(&device), "marlin_moe: cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "marlin_moe: SM count");
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kMarlinThreads, 0), "marlin_moe: occupancy");
-  const std::int64_t max_items = params.block_capacity * params.row_groups * params.n_items;
-  const std::int64_t resident = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
-  const unsigned grid = static_cast<unsigned>(max_items < resident ? max_items : resident);
-  if (grid == 0) return;
-  kernel<<<grid, kMarlinThreads, 0, stream>>>(params);
-  check_cuda(cudaGetLastError(), "marlin_moe: kernel launch");
+  launch_persistent(marlin_moe_kernel<T, BITS, TT, MODE>, kMarlinThreads,
+                    params.block_capacity * params.row_groups * params.n_items, params, stream, "marlin_moe");
 }
 
 template <typename T, int BITS, QuantMode MODE>

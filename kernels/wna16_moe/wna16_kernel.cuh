@@ -24,6 +24,7 @@
 #include "moeval/kernels/device_info.h"
 #include "../common/async_copy.cuh"
 #include "../common/dequant16.cuh"
+#include "../common/persistent_launch.cuh"
 #include "wna16_params.h"
 
 namespace moeval::kernels::detail {
@@ -440,19 +441,8 @@ __global__ void __launch_bounds__(kWna16Threads, wna16_blocks_per_sm<BITS, TT>()
 
 template <typename T, int BITS, int TT>
 void launch_wna16_tiles(const Wna16Params& params, cudaStream_t stream) {
-  const auto kernel = wna16_moe_kernel<T, BITS, TT>;
-  int device = 0;
-  int sms = 0;
-  int per_sm = 0;
-  check_cuda(cudaGetDevice(&device), "wna16_moe: cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "wna16_moe: SM count");
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWna16Threads, 0), "wna16_moe: occupancy");
-  const std::int64_t max_items = params.block_capacity * params.row_groups * params.n_tiles;
-  const std::int64_t resident = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
-  const unsigned grid = static_cast<unsigned>(max_items < resident ? max_items : resident);
-  if (grid == 0) return;
-  kernel<<<grid, kWna16Threads, 0, stream>>>(params);
-  check_cuda(cudaGetLastError(), "wna16_moe: kernel launch");
+  launch_persistent(wna16_moe_kernel<T, BITS, TT>, kWna16Threads,
+                    params.block_capacity * params.row_groups * params.n_tiles, params, stream, "wna16_moe");
 }
 
 template <typename T, int BITS>

@@ -1,0 +1,33 @@
+// Internal: launching a persistent kernel, whose thread blocks each loop over work items.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "moeval/kernels/device_info.h"
+
+namespace moeval::kernels::detail {
+
+// Launches `kernel` on the current device with as many thread blocks as fit on it at once
+// (occupancy × SMs), but no more than there can be work items; nothing when there are none.
+// `name` prefixes the errors (the entry point's name).
+template <typename Params>
+void launch_persistent(void (*kernel)(Params), int threads, std::int64_t max_items, const Params& params,
+                       cudaStream_t stream, const char* name) {
+  const std::string where = name;
+  int device = 0;
+  int sms = 0;
+  int per_sm = 0;
+  check_cuda(cudaGetDevice(&device), (where + ": cudaGetDevice").c_str());
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), (where + ": SM count").c_str());
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0), (where + ": occupancy").c_str());
+  const std::int64_t resident = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+  const unsigned grid = static_cast<unsigned>(max_items < resident ? max_items : resident);
+  if (grid == 0) return;
+  kernel<<<grid, threads, 0, stream>>>(params);
+  check_cuda(cudaGetLastError(), (where + ": kernel launch").c_str());
+}
+
+}  // namespace moeval::kernels::detail
