@@ -7,9 +7,9 @@
 // of a moe block are the 8-column B operand: an 8-row decode block wastes no half of the MMA.
 //
 // Work item = (moe block, row group of 8·TT rows, N item). A thread block of 4 warps owns one item
-// at a time (persistent grid, items dealt round-robin, N fastest). Warps are warps_n × warps_k: a warp owns one 64-column Marlin tile
-// column over its share of the 16-row K tiles; partial sums of a K split are added in shared memory
-// in warp order (deterministic, no atomics).
+// at a time (persistent grid, items dealt round-robin, N fastest). Warps are warps_n × warps_k: a
+// warp owns one 64-column Marlin tile column over its share of the 16-row K tiles; partial sums of
+// a K split are added in shared memory in warp order (deterministic, no atomics).
 //
 // Data movement per K tile: each lane copies its 16 (4-bit) or 32 (8-bit) bytes of the tile — one
 // contiguous 512/1024-byte piece per warp —, its 16 bytes of permuted scales (the scales of
@@ -35,7 +35,8 @@ namespace moeval::kernels::detail {
 constexpr int kMarlinThreads = 128;
 
 // What one warp keeps in flight per K tile (uint4 slots of 32 lanes): the lane's weights, its 8
-// scales, and the B fragments of its token in each token tile (2 × 4 bytes per tile). Everything a
+// scales (read only where a group starts), and the B fragments of its token in each token tile
+// (2 × 4 bytes per tile). Everything a
 // tile needs arrives in the same cp.async group: activations read by plain loads one tile ahead
 // were the long scoreboard stall of the K loop (ncu: the L1 hit rate stayed near 30 %, since 8 rows
 // of K = 7168 activations per block do not fit beside the rings).
@@ -48,8 +49,8 @@ struct MarlinTile {
   static constexpr int kActSlot = kWeightSlots + 1;
   static constexpr int kActSlots = (TT + 1) / 2;             // 2 words per lane and token tile
   static constexpr int kSlotsPerStage = kActSlot + kActSlots;
-  // K tiles in flight per warp: as many as 32 KB per thread block (36 KB for 8- and 16-row 4-bit
-  // items) allow, so 5 blocks fit an SM.
+  // K tiles in flight per warp: 6 for 8- and 16-row 4-bit items (36 KB per thread block, 5 blocks
+  // fit an SM), else 4 (32–40 KB). Six stages for 32-row items measured no faster.
   static constexpr int kStages = kSlotsPerStage <= 3 ? 6 : 4;
 };
 
