@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "moeval/kernels/moe_align.h"
-#include "moeval/kernels/moe_forward.h"
 #include "moeval/testbed/dtype.h"
 
 namespace moeval::testbed {
@@ -83,41 +81,14 @@ std::vector<const GuardedBuffer*> MarlinDeviceWeights::buffers() const {
 PreparedMarlin::PreparedMarlin(const GemmCase& c, int device, const MarlinKernelOptions& options)
     : weights_("w", c.w, device, layouts::MarlinPackOptions{options.scale_order}),
       a_(GuardedBuffer::upload("a", device, c.a)),
-      topk_ids_(GuardedBuffer::upload("topk_ids", device, c.routing.topk_ids)),
-      topk_weights_(GuardedBuffer::upload("topk_weights", device, c.routing.topk_weights)) {
-  const MoeProblem& p = c.problem;
-  if (!p.expert_map.empty()) expert_map_.emplace(GuardedBuffer::upload("expert_map", device, p.expert_map));
-
-  const auto slots = std::int64_t(c.routing.topk_ids.size());
-  const int block_size = options.block_size != 0
-                             ? options.block_size
-                             : kernels::choose_block_size({p.tokens, p.hidden, p.inter, int(p.experts), int(p.topk)});
-  const auto sorted = kernels::moe_align_sorted_capacity(slots, int(p.experts), block_size);
-  const auto blocks = kernels::moe_align_block_capacity(slots, int(p.experts), block_size);
-  // Exact capacities, int32 elements: a read past them meets the guards' NaN / far-off indices.
-  sorted_ids_.emplace("sorted_token_ids", device, std::size_t(sorted) * 4, 4);
-  expert_ids_.emplace("expert_ids", device, std::size_t(blocks) * 4, 4);
-  post_padded_.emplace("num_tokens_post_padded", device, 4, 4);
-  align_workspace_.emplace("align_workspace", device, kernels::moe_align_workspace_bytes(slots, int(p.experts)), 4);
-
-  align_.topk_ids = topk_ids_.as<std::int32_t>();
-  align_.num_slots = slots;
-  align_.num_experts = int(p.experts);
-  align_.block_size = block_size;
-  align_.expert_map = expert_map_ ? expert_map_->as<std::int32_t>() : nullptr;
-  align_.sorted_token_ids = sorted_ids_->as<std::int32_t>();
-  align_.expert_ids = expert_ids_->as<std::int32_t>();
-  align_.num_tokens_post_padded = post_padded_->as<std::int32_t>();
-  align_.workspace = align_workspace_->data();
-  align_.workspace_bytes = align_workspace_->bytes();
-
+      routing_(c, device, options.block_size) {
   gemm_.a = a_.data();
   gemm_.weights = weights_.view();
-  gemm_.blocks = {align_.sorted_token_ids, align_.expert_ids, align_.num_tokens_post_padded, sorted, block_size, slots};
+  gemm_.blocks = routing_.blocks();
   gemm_.shape = {c.shape.n, c.shape.k};
   gemm_.top_k = int(c.a_row_divisor);
   gemm_.dtype = to_kernel_dtype(c.w.scheme.act);
-  gemm_.topk_weights = topk_weights_.as<float>();
+  gemm_.topk_weights = routing_.topk_weights();
   gemm_.mul_topk_weights = c.mul_topk_weights;
   // Exactly the documented size (16-bit gathered activations with act-order): an overrun hits a guard.
   workspace_.emplace("marlin_workspace", device, kernels::marlin_moe_workspace_bytes(gemm_), 2);
@@ -127,22 +98,20 @@ PreparedMarlin::PreparedMarlin(const GemmCase& c, int device, const MarlinKernel
 
 void PreparedMarlin::run(GuardedBuffer& out) {
   gemm_.c = out.data();
-  kernels::moe_align(align_);
+  routing_.align();
   kernels::marlin_moe(gemm_);
 }
 
 std::vector<const GuardedBuffer*> PreparedMarlin::buffers() const {
   std::vector<const GuardedBuffer*> all = weights_.buffers();
-  for (const GuardedBuffer* b : {&a_, &topk_ids_, &topk_weights_, &*sorted_ids_, &*expert_ids_, &*post_padded_,
-                                 &*align_workspace_, &*workspace_}) {
-    all.push_back(b);
-  }
-  if (expert_map_) all.push_back(&*expert_map_);
+  all.push_back(&a_);
+  for (const GuardedBuffer* b : routing_.buffers()) all.push_back(b);
+  all.push_back(&*workspace_);
   return all;
 }
 
 kernels::MarlinMoeArgs PreparedMarlin::aligned_args() {
-  kernels::moe_align(align_);
+  routing_.align();
   return gemm_;
 }
 

@@ -4,9 +4,8 @@
 #include <string>
 
 #include "moeval/fixtures/layouts/wna16.h"
-#include "moeval/kernels/moe_align.h"
-#include "moeval/kernels/moe_forward.h"
 #include "moeval/kernels/wna16_moe.h"
+#include "moeval/testbed/device_routing.h"
 #include "moeval/testbed/dtype.h"
 
 namespace moeval::testbed {
@@ -16,39 +15,12 @@ namespace {
 class PreparedWna16 final : public PreparedGemm {
  public:
   PreparedWna16(const GemmCase& c, int device, int block_size)
-      : device_(device),
-        packed_(layouts::pack_wna16(c.w)),
+      : packed_(layouts::pack_wna16(c.w)),
         a_(GuardedBuffer::upload("a", device, c.a)),
         qweight_(GuardedBuffer::upload("qweight", device, packed_.qweight)),
         scales_(GuardedBuffer::upload("scales", device, packed_.scales)),
-        topk_ids_(GuardedBuffer::upload("topk_ids", device, c.routing.topk_ids)),
-        topk_weights_(GuardedBuffer::upload("topk_weights", device, c.routing.topk_weights)) {
-    const MoeProblem& p = c.problem;
+        routing_(c, device, block_size) {
     if (!packed_.qzeros.empty()) qzeros_.emplace(GuardedBuffer::upload("qzeros", device, packed_.qzeros));
-    if (!p.expert_map.empty()) expert_map_.emplace(GuardedBuffer::upload("expert_map", device, p.expert_map));
-
-    const auto slots = std::int64_t(c.routing.topk_ids.size());
-    block_size_ = block_size != 0 ? block_size
-                                  : kernels::choose_block_size({p.tokens, p.hidden, p.inter, int(p.experts), int(p.topk)});
-    const auto sorted = kernels::moe_align_sorted_capacity(slots, int(p.experts), block_size_);
-    const auto blocks = kernels::moe_align_block_capacity(slots, int(p.experts), block_size_);
-    // Exact capacities, int32 elements: a read past them meets the guards' NaN / far-off indices.
-    sorted_ids_.emplace("sorted_token_ids", device, std::size_t(sorted) * 4, 4);
-    expert_ids_.emplace("expert_ids", device, std::size_t(blocks) * 4, 4);
-    post_padded_.emplace("num_tokens_post_padded", device, 4, 4);
-    align_workspace_.emplace("align_workspace", device, kernels::moe_align_workspace_bytes(slots, int(p.experts)), 4);
-
-    align_.topk_ids = topk_ids_.as<std::int32_t>();
-    align_.num_slots = slots;
-    align_.num_experts = int(p.experts);
-    align_.block_size = block_size_;
-    align_.expert_map = expert_map_ ? expert_map_->as<std::int32_t>() : nullptr;
-    align_.sorted_token_ids = sorted_ids_->as<std::int32_t>();
-    align_.expert_ids = expert_ids_->as<std::int32_t>();
-    align_.num_tokens_post_padded = post_padded_->as<std::int32_t>();
-    align_.workspace = align_workspace_->data();
-    align_.workspace_bytes = align_workspace_->bytes();
-
     gemm_.a = a_.data();
     gemm_.weights.qweight = qweight_.as<std::uint8_t>();
     gemm_.weights.scales = scales_.data();
@@ -56,16 +28,11 @@ class PreparedWna16 final : public PreparedGemm {
     gemm_.weights.num_experts = int(c.w.experts);
     gemm_.weights.bits = bits_of(c.w.scheme.type);
     gemm_.weights.group_size = c.w.scheme.group_size;
-    gemm_.blocks.sorted_token_ids = align_.sorted_token_ids;
-    gemm_.blocks.expert_ids = align_.expert_ids;
-    gemm_.blocks.num_tokens_post_padded = align_.num_tokens_post_padded;
-    gemm_.blocks.sorted_capacity = sorted;
-    gemm_.blocks.block_size = block_size_;
-    gemm_.blocks.num_slots = slots;
+    gemm_.blocks = routing_.blocks();
     gemm_.shape = {c.shape.n, c.shape.k};
     gemm_.top_k = int(c.a_row_divisor);
     gemm_.dtype = to_kernel_dtype(c.w.scheme.act);
-    gemm_.topk_weights = topk_weights_.as<float>();
+    gemm_.topk_weights = routing_.topk_weights();
     gemm_.mul_topk_weights = c.mul_topk_weights;
   }
 
@@ -73,25 +40,22 @@ class PreparedWna16 final : public PreparedGemm {
   // points must make the data's device current, which is what the testbed tests.
   void run(GuardedBuffer& out) override {
     gemm_.c = out.data();
-    kernels::moe_align(align_);
+    routing_.align();
     kernels::wna16_moe(gemm_);
   }
 
   std::vector<const GuardedBuffer*> buffers() const override {
-    std::vector<const GuardedBuffer*> all{&a_, &qweight_, &scales_, &topk_ids_, &topk_weights_,
-                                          &*sorted_ids_, &*expert_ids_, &*post_padded_, &*align_workspace_};
+    std::vector<const GuardedBuffer*> all{&a_, &qweight_, &scales_};
+    for (const GuardedBuffer* b : routing_.buffers()) all.push_back(b);
     if (qzeros_) all.push_back(&*qzeros_);
-    if (expert_map_) all.push_back(&*expert_map_);
     return all;
   }
 
  private:
-  int device_;
-  int block_size_ = 0;
   layouts::Wna16Weights packed_;
-  GuardedBuffer a_, qweight_, scales_, topk_ids_, topk_weights_;
-  std::optional<GuardedBuffer> qzeros_, expert_map_, sorted_ids_, expert_ids_, post_padded_, align_workspace_;
-  kernels::MoeAlignArgs align_{};
+  GuardedBuffer a_, qweight_, scales_;
+  DeviceRouting routing_;
+  std::optional<GuardedBuffer> qzeros_;
   kernels::Wna16MoeArgs gemm_{};
 };
 

@@ -10,7 +10,7 @@
 
 #include "moeval/fixtures/layouts/marlin.h"
 #include "moeval/kernels/marlin_moe.h"
-#include "moeval/kernels/moe_align.h"
+#include "moeval/testbed/device_routing.h"
 #include "moeval/testbed/kernel_under_test.h"
 
 namespace moeval::testbed {
@@ -64,9 +64,9 @@ class PreparedMarlin final : public PreparedGemm {
 
  private:
   MarlinDeviceWeights weights_;
-  GuardedBuffer a_, topk_ids_, topk_weights_;
-  std::optional<GuardedBuffer> expert_map_, sorted_ids_, expert_ids_, post_padded_, align_workspace_, workspace_;
-  kernels::MoeAlignArgs align_{};
+  GuardedBuffer a_;
+  DeviceRouting routing_;
+  std::optional<GuardedBuffer> workspace_;
   kernels::MarlinMoeArgs gemm_{};
 };
 
