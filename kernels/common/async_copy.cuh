@@ -21,6 +21,13 @@ __device__ inline void copy_async_4(void* slot, const void* src) {
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(slot));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" : : "r"(dst), "l"(src) : "memory");
 }
+// 16 bytes through L1, or 16 zero bytes without any read when `fill` is false (rows and K tiles
+// a warp does not need: padding rows of a moe block, pieces past the end of its K range).
+__device__ inline void copy_async_16_or_zero(void* slot, const void* src, bool fill) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(slot));
+  const int bytes = fill ? 16 : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" : : "r"(dst), "l"(src), "r"(bytes) : "memory");
+}
 __device__ inline void commit_async() { asm volatile("cp.async.commit_group;\n" : : : "memory"); }
 // Waits until at most PENDING of this thread's committed groups are still in flight.
 template <int PENDING>

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -12,21 +13,27 @@ namespace moeval::kernels::detail {
 
 // Launches `kernel` on the current device with as many thread blocks as fit on it at once
 // (occupancy × SMs), but no more than there can be work items; nothing when there are none.
-// `name` prefixes the errors (the entry point's name).
+// `name` prefixes the errors (the entry point's name). `smem_bytes` of dynamic shared memory per
+// thread block (above 48 KB the kernel is opted in first).
 template <typename Params>
 void launch_persistent(void (*kernel)(Params), int threads, std::int64_t max_items, const Params& params,
-                       cudaStream_t stream, const char* name) {
+                       cudaStream_t stream, const char* name, std::size_t smem_bytes = 0) {
   const std::string where = name;
   int device = 0;
   int sms = 0;
   int per_sm = 0;
   check_cuda(cudaGetDevice(&device), (where + ": cudaGetDevice").c_str());
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), (where + ": SM count").c_str());
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0), (where + ": occupancy").c_str());
+  if (smem_bytes > 48 * 1024) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes)),
+               (where + ": shared memory opt-in").c_str());
+  }
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes),
+             (where + ": occupancy").c_str());
   const std::int64_t resident = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
   const unsigned grid = static_cast<unsigned>(max_items < resident ? max_items : resident);
   if (grid == 0) return;
-  kernel<<<grid, threads, 0, stream>>>(params);
+  kernel<<<grid, threads, smem_bytes, stream>>>(params);
   check_cuda(cudaGetLastError(), (where + ": kernel launch").c_str());
 }
 

@@ -12,13 +12,15 @@
 // a K split are added in shared memory in warp order (deterministic, no atomics).
 //
 // Data movement per K tile: each lane copies its 16 (4-bit) or 32 (8-bit) bytes of the tile — one
-// contiguous 512/1024-byte piece per warp —, its 16 bytes of permuted scales (the scales of
-// columns c, c+8, ..., c+56 of the tile) and its token's B fragments (pairs (2t, 2t+1) and
-// (2t+8, 2t+9) of the row) into its own shared-memory slots with cp.async, kStages tiles ahead;
-// zero points travel in registers. Each lane reads back only what it copied, so cp.async's
-// wait_group alone orders the two (no barrier).
+// contiguous 512/1024-byte piece per warp — and its 16 bytes of permuted scales (the scales of
+// columns c, c+8, ..., c+56 of the tile) into its own shared-memory slots with cp.async, kStages
+// tiles ahead; zero points travel in registers. Activations travel in chunks of four K tiles: the
+// warp copies its 8·TT rows × 64 k (128 bytes a row, 16 bytes a lane) into an XOR-swizzled buffer
+// and reads B fragments back with ldmatrix. A warp synchronizes only with itself (__syncwarp after
+// each wait), never with the other warps of its block.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -34,34 +36,51 @@ namespace moeval::kernels::detail {
 
 constexpr int kMarlinThreads = 128;
 
-// What one warp keeps in flight per K tile (uint4 slots of 32 lanes): the lane's weights, its 8
-// scales (read only where a group starts), and the B fragments of its token in each token tile
-// (2 × 4 bytes per tile). Everything a
-// tile needs arrives in the same cp.async group: activations read by plain loads one tile ahead
-// were the long scoreboard stall of the K loop (ncu: the L1 hit rate stayed near 30 %, since 8 rows
-// of K = 7168 activations per block do not fit beside the rings).
+// What one warp keeps in flight: per K tile (uint4 slots of 32 lanes) the lane's weights and its 8
+// scales (read only where a group starts), and the item's activations, in one of two ways:
+// - chunked (16- and 32-row items): per chunk of kChunkTiles K tiles, the item's rows, copied 16
+//   bytes a lane and read back with ldmatrix. The per-lane words below cost 64 L1 wavefronts per K
+//   tile at 32-row items against 4 for the weights, and the L1 pipe bounded the kernel (ncu: L1/TEX
+//   85 %); chunks made 32-row items 1.3–1.4× faster and 16-row items 1.08× (H200, same run).
+// - per-lane words (8-row items): each lane copies its token's B fragment (two 4-byte words) per K
+//   tile into its own slot. At decode most rows of an 8-row block are padding that all read one
+//   row, so these copies are cheap, and chunks measured 4–13 % slower there.
+// Everything a tile needs arrives in the same cp.async group (a chunk travels with its first tile).
 template <int BITS, int TT>
 struct MarlinTile {
+  static constexpr bool kChunked = TT >= 2;
   static constexpr int kWordsPerLane = BITS == 4 ? 4 : 8;   // int32 words of a 16×64 tile per lane
   static constexpr int kWords = 32 * kWordsPerLane;          // 128 or 256
   static constexpr int kWeightSlots = kWordsPerLane / 4;     // uint4 per lane per stage
   static constexpr int kScaleSlot = kWeightSlots;
-  static constexpr int kActSlot = kWeightSlots + 1;
-  static constexpr int kActSlots = (TT + 1) / 2;             // 2 words per lane and token tile
-  static constexpr int kSlotsPerStage = kActSlot + kActSlots;
-  // K tiles in flight per warp: 6 for 8- and 16-row 4-bit items (36 KB per thread block, 5 blocks
-  // fit an SM), else 4 (32–40 KB). Six stages for 32-row items measured no faster.
-  static constexpr int kStages = kSlotsPerStage <= 3 ? 6 : 4;
+  static constexpr int kActSlot = kWeightSlots + 1;          // per-lane words: 2 per token tile
+  static constexpr int kSlotsPerStage = kActSlot + (kChunked ? 0 : (TT + 1) / 2);
+  static constexpr int kRows = 8 * TT;
+  static constexpr int kChunkTiles = 4;                      // 64 k: one 128-byte line per row
+  // K tiles in flight per warp: 6 for 8-row 4-bit items (36 KB per thread block, 5 blocks fit an
+  // SM), else 4, a multiple of kChunkTiles as the chunked K loop needs (8 measured no faster).
+  static constexpr int kStages = BITS == 4 && !kChunked ? 6 : 4;
+  static_assert(!kChunked || kStages % kChunkTiles == 0);
+  static constexpr int kChunkUint4 = kChunked ? kRows * 8 : 0;  // one activation chunk buffer
+  // Chunk c's buffer is refilled when tile (c + B)·kChunkTiles is loaded, right after tile
+  // (c + B)·kChunkTiles − kStages was computed; chunk c's last tile must be computed by then:
+  // B·kChunkTiles ≥ kStages + kChunkTiles − 1.
+  static constexpr int kActBuffers = (kStages + 2 * kChunkTiles - 2) / kChunkTiles;
 };
 
-// Shared memory of one warp: the cp.async ring during the K loop, then (after the loop has drained)
-// the warp's partial sums for the K-split reduction. uint4 units, 32 per lane row.
+// Shared memory of one warp: the cp.async ring (weight and scale slots, then the activation chunk
+// buffers) during the K loop, then (after the loop has drained) the warp's partial sums for the
+// K-split reduction. uint4 units.
 template <int BITS, int TT>
 __host__ __device__ constexpr int marlin_warp_smem_uint4() {
   using Tile = MarlinTile<BITS, TT>;
-  constexpr int ring = Tile::kStages * Tile::kSlotsPerStage * 32;
+  constexpr int ring = Tile::kStages * Tile::kSlotsPerStage * 32 + Tile::kActBuffers * Tile::kChunkUint4;
   constexpr int partial = 4 * TT * 32;  // float[4 groups][TT][4][32] = 4·TT·32 uint4
   return ring > partial ? ring : partial;
+}
+template <int BITS, int TT>
+constexpr std::size_t marlin_smem_bytes() {
+  return std::size_t{4} * marlin_warp_smem_uint4<BITS, TT>() * sizeof(uint4);
 }
 
 // Position of column n's scale in a channelwise-permuted row (chunks of 32:
@@ -138,36 +157,98 @@ __device__ inline bool starts_group(const MarlinParams& p, int kt, int kt_begin)
   return kt == kt_begin || (kt & p.group_tile_mask) == 0;
 }
 
-// Where the next K tile to load comes from: the lane's weights and its tokens' activation pairs,
-// advanced one tile per load (tiles are loaded in order), so a load needs no index arithmetic.
-template <int TT>
+// Where the next K tile to load comes from: the lane's weights, advanced one tile per load (tiles
+// are loaded in order), and its activations. Chunked: the A rows of the lane's 2·TT rows
+// 4i + lane / 8 of the item (−1: a padding row, zero-filled and never read); rows, not pointers,
+// keep the 5-blocks-per-SM instances inside their 102 registers. Per-lane words: a pointer to
+// token g's pair (2t, 2t+1) of the next tile (padding rows read row 0 of A, never stored).
+template <int TT, bool CHUNKED = (TT >= 2)>
 struct LoadCursor {
   const std::uint32_t* weight;
-  const std::uint16_t* x[TT];  // token g of tile tt, at k = 16·kt + 2t
+  std::int32_t row[2 * TT];
+};
+template <int TT>
+struct LoadCursor<TT, false> {
+  const std::uint32_t* weight;
+  const std::uint16_t* x[TT];
 };
 
-// The lane's activation words of a stage: lane-contiguous per (token tile, half), so each 4-byte
-// copy and each read of a warp is one shared-memory wavefront.
+// Per-lane words: the lane's activation words of a stage, lane-contiguous per (token tile, half),
+// so each 4-byte copy and each read of a warp is one shared-memory wavefront.
 template <int BITS, int TT>
 __device__ inline std::uint32_t* stage_activations(uint4* stage, int lane) {
   return reinterpret_cast<std::uint32_t*>(stage - lane + 32 * MarlinTile<BITS, TT>::kActSlot) + lane;
 }
 
-template <typename T, int BITS, int TT, QuantMode MODE>
-__device__ inline void marlin_load_stage(uint4* slots, std::uint32_t (&zw)[BITS / 4], const MarlinParams& p,
-                                         const LaneTiles<BITS>& lt, LoadCursor<TT>& cur, int kt, int kt_begin,
+// Activation chunk buffer: row r's 16-byte piece q (k = 8q .. 8q + 7 of the chunk) sits at unit
+// 8r + (q ^ (r % 8)), so the 8 rows an ldmatrix phase reads hit 8 different bank groups.
+__device__ inline int chunk_unit(int row, int piece) { return 8 * row + (piece ^ (row & 7)); }
+
+// Copies the chunk whose first K tile is kc into `buf` (the lane's piece q = lane % 8 of each of its
+// rows); pieces past kt_end are zero-filled without a read.
+template <int TT>
+__device__ inline void marlin_load_chunk(uint4* buf, const LoadCursor<TT>& cur, const MarlinParams& p, int kc, int kt_end,
                                          int lane) {
+  const int q = lane & 7;
+  const bool in_k = kc + (q >> 1) < kt_end;
+  const std::uint16_t* col = p.a + 16 * kc + 8 * q;
+#pragma unroll
+  for (int i = 0; i < 2 * TT; ++i) {
+    const bool fill = in_k && cur.row[i] >= 0;
+    copy_async_16_or_zero(buf + chunk_unit(4 * i + (lane >> 3), q), fill ? col + std::int64_t(cur.row[i]) * p.k : p.a,
+                          fill);
+  }
+}
+
+// B fragments (b0, b1 of mma.m16n8k16) of token tiles tt and tt + 1 (x4) or of tile tt (x2), for
+// K tile j of a chunk: matrices (tile, k 0–7), (tile, k 8–15) in lane order 0–7, 8–15, 16–23, 24–31.
+__device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], const uint4* p) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+__device__ inline void ldmatrix_x2(std::uint32_t& r0, std::uint32_t& r1, const uint4* p) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(a));
+}
+template <int TT>
+__device__ inline void load_b_fragments(std::uint32_t (&b)[TT][2], const uint4* buf, int j, int lane) {
+  const int piece = 2 * j + ((lane >> 3) & 1);
+  if constexpr (TT == 1) {
+    ldmatrix_x2(b[0][0], b[0][1], buf + chunk_unit(lane & 7, piece));
+  } else {
+#pragma unroll
+    for (int tt = 0; tt < TT; tt += 2) {
+      std::uint32_t r[4];
+      ldmatrix_x4(r, buf + chunk_unit(8 * (tt + (lane >> 4)) + (lane & 7), piece));
+      b[tt][0] = r[0];
+      b[tt][1] = r[1];
+      b[tt + 1][0] = r[2];
+      b[tt + 1][1] = r[3];
+    }
+  }
+}
+
+template <typename T, int BITS, int TT, QuantMode MODE>
+__device__ inline void marlin_load_stage(uint4* slots, uint4* chunk, bool chunk_start, std::uint32_t (&zw)[BITS / 4],
+                                         const MarlinParams& p, const LaneTiles<BITS>& lt, LoadCursor<TT>& cur, int kt,
+                                         int kt_begin, int kt_end, int lane) {
   using Tile = MarlinTile<BITS, TT>;
 #pragma unroll
   for (int i = 0; i < Tile::kWeightSlots; ++i) copy_async_16(slots + 32 * i, cur.weight + 4 * i);
   cur.weight += lt.weight_kt_stride;
-  // Token g's pairs (2t, 2t+1) and (2t+8, 2t+9) of this tile: the B fragment of token tile tt.
-  std::uint32_t* act = stage_activations<BITS, TT>(slots, lane);
+  if constexpr (Tile::kChunked) {
+    if (chunk_start) marlin_load_chunk<TT>(chunk, cur, p, kt, kt_end, lane);
+  } else {
+    // Token g's pairs (2t, 2t+1) and (2t+8, 2t+9) of this tile: the B fragment of token tile tt.
+    std::uint32_t* act = stage_activations<BITS, TT>(slots, lane);
 #pragma unroll
-  for (int tt = 0; tt < TT; ++tt) {
-    copy_async_4(act + 64 * tt, cur.x[tt]);
-    copy_async_4(act + 64 * tt + 32, cur.x[tt] + 8);
-    cur.x[tt] += 16;
+    for (int tt = 0; tt < TT; ++tt) {
+      copy_async_4(act + 64 * tt, cur.x[tt]);
+      copy_async_4(act + 64 * tt + 32, cur.x[tt] + 8);
+      cur.x[tt] += 16;
+    }
   }
   if (MODE != QuantMode::k_shard && starts_group(p, kt, kt_begin)) {
     const int group = p.channelwise ? 0 : kt >> p.group_tile_shift;
@@ -227,17 +308,21 @@ __device__ inline void marlin_kshard_scales(uint4 (&scale_rows)[4], const Marlin
 }
 
 template <typename T, int BITS, int TT, QuantMode MODE>
-__device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots, const GroupParams& gp,
-                                            const MarlinParams& p, int expert, const LaneTiles<BITS>& lt, int kt,
-                                            int lane) {
+__device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots, const uint4* chunk, int j,
+                                            const GroupParams& gp, const MarlinParams& p, int expert,
+                                            const LaneTiles<BITS>& lt, int kt, int lane) {
   using Tile = MarlinTile<BITS, TT>;
   const int t = lane & 3;
   std::uint32_t b[TT][2];
-  const std::uint32_t* act = stage_activations<BITS, TT>(slots, lane);
+  if constexpr (Tile::kChunked) {
+    load_b_fragments<TT>(b, chunk, j, lane);
+  } else {
+    const std::uint32_t* act = stage_activations<BITS, TT>(slots, lane);
 #pragma unroll
-  for (int tt = 0; tt < TT; ++tt) {
-    b[tt][0] = act[64 * tt];
-    b[tt][1] = act[64 * tt + 32];
+    for (int tt = 0; tt < TT; ++tt) {
+      b[tt][0] = act[64 * tt];
+      b[tt][1] = act[64 * tt + 32];
+    }
   }
   std::uint32_t w[Tile::kWordsPerLane];
 #pragma unroll
@@ -284,16 +369,16 @@ __device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots
   }
 }
 
-template <int TT, QuantMode MODE>
-__host__ __device__ constexpr int marlin_blocks_per_sm() { return marlin_resident_blocks(TT, MODE == QuantMode::symmetric); }
+template <int TT>
+__host__ __device__ constexpr int marlin_blocks_per_sm() { return marlin_resident_blocks(TT); }
 
 template <typename T, int BITS, int TT, QuantMode MODE>
-__global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT, MODE>()) marlin_moe_kernel(const MarlinParams p) {
+__global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) marlin_moe_kernel(const MarlinParams p) {
   using Tile = MarlinTile<BITS, TT>;
   constexpr int kStages = Tile::kStages;
   constexpr int kWarpSmem = marlin_warp_smem_uint4<BITS, TT>();
   constexpr int kRows = 8 * TT;
-  __shared__ uint4 smem[4 * kWarpSmem];
+  extern __shared__ uint4 smem[];  // 4 · kWarpSmem (marlin_smem_bytes)
 
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int warp = static_cast<int>(threadIdx.x) >> 5;
@@ -304,6 +389,7 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT, MODE>
   const int wk = warp / warps_n;
   uint4* warp_smem = smem + warp * kWarpSmem;
   uint4* slots = warp_smem + lane;  // stage s, slot i: slots[32·(s·kSlotsPerStage + i)]
+  uint4* act_buffers = warp_smem + 32 * kStages * Tile::kSlotsPerStage;
 
   const std::int64_t blocks = min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
   const std::int64_t items = blocks * p.row_groups * p.n_items;
@@ -335,14 +421,25 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT, MODE>
       }
     }
 
+    if constexpr (Tile::kChunked) __syncwarp();  // the previous item's chunk reads are done before refills
     if (computes && warp_in_n && kt_begin < kt_end) {
-      const std::uint16_t* x_rows[TT];
+      LoadCursor<TT> cursor;
+      if constexpr (Tile::kChunked) {
 #pragma unroll
-      for (int tt = 0; tt < TT; ++tt) {
-        const int r = tt * 8 + g;
-        const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
-        // Padding columns of the mma read row 0 of A: never stored, and the columns are independent.
-        x_rows[tt] = (sid >= 0 && sid < p.num_slots) ? p.a + (sid / p.top_k) * p.k : p.a;
+        for (int i = 0; i < 2 * TT; ++i) {
+          const int r = 4 * i + (lane >> 3);
+          const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
+          // Padding rows are zero-filled: their mma columns are never stored, and columns are independent.
+          cursor.row[i] = sid >= 0 && sid < p.num_slots ? static_cast<std::int32_t>(sid / p.top_k) : -1;
+        }
+      } else {
+#pragma unroll
+        for (int tt = 0; tt < TT; ++tt) {
+          const int r = tt * 8 + g;
+          const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
+          // Padding columns of the mma read row 0 of A: never stored, and the columns are independent.
+          cursor.x[tt] = ((sid >= 0 && sid < p.num_slots) ? p.a + (sid / p.top_k) * p.k : p.a) + 16 * kt_begin + 2 * t;
+        }
       }
       LaneTiles<BITS> lt;
       lt.weight_kt_stride = static_cast<std::int64_t>(p.n_tiles) * Tile::kWords;
@@ -368,25 +465,37 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT, MODE>
         set_scales<T>(gp, make_uint4(sc[0], sc[1], sc[2], sc[3]));
       }
       std::uint32_t zw[kStages][BITS / 4];
-      LoadCursor<TT> cursor;
       cursor.weight = lt.weight + kt_begin * lt.weight_kt_stride;
-#pragma unroll
-      for (int tt = 0; tt < TT; ++tt) cursor.x[tt] = x_rows[tt] + 16 * kt_begin + 2 * t;
       auto stage = [&](int s) { return slots + 32 * Tile::kSlotsPerStage * s; };
-      // Computes K tile kt from stage s (its group parameters refreshed where a group starts).
+      // Chunked: every loop below steps kt by kStages from kt_begin, a multiple of kChunkTiles, so
+      // stage s holds tile s % kChunkTiles of its chunk, known at compile time. The chunk buffers
+      // are used in order, so a running index each for loads and computes replaces any division.
+      int load_buf = 0, compute_buf = 0;
+      auto next_buf = [](int b) { return b + 1 == Tile::kActBuffers ? 0 : b + 1; };
+      auto load = [&](int s, int kt) {
+        const bool chunk_start = Tile::kChunked && s % Tile::kChunkTiles == 0;
+        marlin_load_stage<T, BITS, TT, MODE>(stage(s), act_buffers + Tile::kChunkUint4 * load_buf, chunk_start, zw[s], p,
+                                             lt, cursor, kt, kt_begin, kt_end, lane);
+        if (chunk_start) load_buf = next_buf(load_buf);
+      };
+      // Computes K tile kt from stage s and its chunk (group parameters refreshed where a group starts).
       auto compute = [&](int s, int kt) {
         wait_async<kStages - 1>();
+        if constexpr (Tile::kChunked) __syncwarp();  // the chunk's rows were copied by other lanes of the warp
         if (MODE != QuantMode::k_shard && starts_group(p, kt, kt_begin)) {
           if (!p.channelwise) set_scales<T>(gp, stage(s)[32 * Tile::kScaleSlot]);
           if constexpr (MODE == QuantMode::zero_point) set_zeros<T, BITS>(gp, zw[s]);
         }
-        marlin_compute_stage<T, BITS, TT, MODE>(acc, stage(s), gp, p, expert, lt, kt, lane);
+        const int j = s % Tile::kChunkTiles;
+        marlin_compute_stage<T, BITS, TT, MODE>(acc, stage(s), act_buffers + Tile::kChunkUint4 * compute_buf, j, gp, p,
+                                                expert, lt, kt, lane);
+        if (Tile::kChunked && j == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
       };
       // One async group per K tile, empty ones included, so "all but the newest kStages − 1 groups
       // are complete" always means "the tile about to be computed has landed".
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
-        if (kt_begin + s < kt_end) marlin_load_stage<T, BITS, TT, MODE>(stage(s), zw[s], p, lt, cursor, kt_begin + s, kt_begin, lane);
+        if (kt_begin + s < kt_end) load(s, kt_begin + s);
         commit_async();
       }
       int kt = kt_begin;
@@ -395,7 +504,7 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT, MODE>
 #pragma unroll
         for (int s = 0; s < kStages; ++s) {
           compute(s, kt + s);
-          marlin_load_stage<T, BITS, TT, MODE>(stage(s), zw[s], p, lt, cursor, kt + s + kStages, kt_begin, lane);
+          load(s, kt + s + kStages);
           commit_async();
         }
       }
@@ -405,9 +514,7 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT, MODE>
         for (int s = 0; s < kStages; ++s) {
           if (kt + s < kt_end) {
             compute(s, kt + s);
-            if (kt + s + kStages < kt_end) {
-              marlin_load_stage<T, BITS, TT, MODE>(stage(s), zw[s], p, lt, cursor, kt + s + kStages, kt_begin, lane);
-            }
+            if (kt + s + kStages < kt_end) load(s, kt + s + kStages);
             commit_async();
           }
         }
@@ -469,7 +576,8 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT, MODE>
 template <typename T, int BITS, int TT, QuantMode MODE>
 void launch_marlin_tiles(const MarlinParams& params, cudaStream_t stream) {
   launch_persistent(marlin_moe_kernel<T, BITS, TT, MODE>, kMarlinThreads,
-                    params.block_capacity * params.row_groups * params.n_items, params, stream, "marlin_moe");
+                    params.block_capacity * params.row_groups * params.n_items, params, stream, "marlin_moe",
+                    marlin_smem_bytes<BITS, TT>());
 }
 
 template <typename T, int BITS, QuantMode MODE>
@@ -478,8 +586,12 @@ void launch_marlin_mode(const MarlinParams& params, int token_tiles, cudaStream_
     case 1: return launch_marlin_tiles<T, BITS, 1, MODE>(params, stream);
     case 2: return launch_marlin_tiles<T, BITS, 2, MODE>(params, stream);
     case 4: return launch_marlin_tiles<T, BITS, 4, MODE>(params, stream);
-    default: throw std::logic_error("marlin_moe: no kernel for token_tiles = " + std::to_string(token_tiles));
+    case 8:  // 64-row items: not on the K-shard path (marlin_token_tiles)
+      if constexpr (MODE != QuantMode::k_shard) return launch_marlin_tiles<T, BITS, 8, MODE>(params, stream);
+      break;
+    default: break;
   }
+  throw std::logic_error("marlin_moe: no kernel for token_tiles = " + std::to_string(token_tiles));
 }
 
 template <typename T, int BITS>

@@ -114,7 +114,11 @@ int choose_warps_k(const MarlinMoeArgs& args, std::int64_t block_capacity, int r
   return 4;
 }
 
-int marlin_token_tiles(int block_size) { return block_size == 48 ? 2 : std::min(block_size, 32) / 8; }
+int marlin_token_tiles(int block_size, bool k_shard) {
+  if (block_size == 48) return 2;
+  if (block_size >= 64) return k_shard ? 4 : 8;
+  return block_size / 8;
+}
 
 }  // namespace detail
 
@@ -144,7 +148,7 @@ void marlin_moe(const MarlinMoeArgs& args) {
   if (args.blocks.num_slots == 0 || args.blocks.sorted_capacity == 0) return;
 
   const int block_size = args.blocks.block_size;
-  const int token_tiles = detail::marlin_token_tiles(block_size);
+  const int token_tiles = detail::marlin_token_tiles(block_size, k_shard(w));
   int sms = 0;
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "marlin_moe: SM count");
 
@@ -193,7 +197,7 @@ void marlin_moe(const MarlinMoeArgs& args) {
   p.row_groups = (block_size + 8 * token_tiles - 1) / (8 * token_tiles);
   p.warps_k = detail::choose_warps_k(args, p.block_capacity, p.row_groups,
                              static_cast<std::int64_t>(sms) *
-                                 detail::marlin_resident_blocks(token_tiles, w.zeros == nullptr && !k_shard(w)));
+                                 detail::marlin_resident_blocks(token_tiles));
   const int warps_n = 4 / p.warps_k;
   p.n_items = (p.n_tiles + warps_n - 1) / warps_n;
   p.implicit_zero = marlin_bits(w.type) == 4 ? 8u : 128u;

@@ -42,22 +42,23 @@ struct MarlinParams {
 };
 
 // Thread blocks of one kernel instance that fit an SM (its launch bounds; the host's work split
-// plans with it): 8-row items and symmetric 16-row items 5 (≤ 102 registers, 36 KB of shared
-// memory each), other 16-row items 4 (their zero-point or g_idx code would spill at 102), 32-row
-// items 3 (64 accumulators).
-constexpr int marlin_resident_blocks(int token_tiles, bool symmetric) {
-  return token_tiles >= 4 ? 3 : token_tiles == 2 && !symmetric ? 4 : 5;
+// plans with it): 8-row items 5 (≤ 102 registers, 36 KB of shared memory each), 16-row items 4
+// (at 5 the symmetric instance spilled, and 4 measured 1–2 % faster), 32-row items 3 (64
+// accumulators), 64-row items 2 (128 accumulators).
+constexpr int marlin_resident_blocks(int token_tiles) {
+  return token_tiles >= 8 ? 2 : token_tiles == 4 ? 3 : token_tiles == 2 ? 4 : 5;
 }
 
 // Host heuristics of marlin_moe (declared here for their host tests).
-// Rows per work item / 8: a whole block up to 32 rows; 48 → 3 × 16 rows; 64 and 128 → 32-row groups.
-int marlin_token_tiles(int block_size);
+// Rows per work item / 8: a whole block up to 32 rows; 48 → 3 × 16 rows; 64 and 128 → 64-row
+// groups (32-row groups on the K-shard path, which has no 64-row instance).
+int marlin_token_tiles(int block_size, bool k_shard);
 // Blocks moe_align will likely produce for these arguments (uniform routing), ≤ block_capacity.
 std::int64_t likely_blocks(const MarlinMoeArgs& args, std::int64_t block_capacity);
 // Warps splitting K (1, 2 or 4) for `resident` thread blocks on the device; see marlin_moe.cu.
 int choose_warps_k(const MarlinMoeArgs& args, std::int64_t block_capacity, int row_groups, std::int64_t resident);
 
-// Launches one persistent grid; token_tiles = rows per item / 8 (1, 2 or 4); k_shard selects the
+// Launches one persistent grid; token_tiles = rows per item / 8 (1, 2, 4 or 8); k_shard selects the
 // per-row group lookup through g_idx (act-order without is_k_full).
 template <typename T, int BITS>
 void launch_marlin(const MarlinParams& params, int token_tiles, bool k_shard, cudaStream_t stream);

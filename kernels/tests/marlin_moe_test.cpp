@@ -215,7 +215,8 @@ INSTANTIATE_TEST_SUITE_P(Exact, MarlinMoe, ::testing::ValuesIn(matrix()),
                          config_name);
 
 // Block sizes and token counts across the item shapes (8-, 16-, 32-row items; 48 → 3 × 16 rows;
-// 64/128 → 32-row groups), E from 1 to 512, bounded-tier realistic data, expert parallelism.
+// 64/128 → 64-row items, 32-row items on the K-shard path), E from 1 to 512, bounded-tier
+// realistic data, expert parallelism.
 std::vector<Config> shapes() {
   std::vector<Config> out;
   for (int block : {8, 16, 32, 48, 64, 128}) {
@@ -232,6 +233,15 @@ std::vector<Config> shapes() {
       c.k_full = false;
       c.gemm = ProblemKind::gemm2;
       out.push_back(c);
+      if (block >= 64) {  // the 64-row instances of the other two modes
+        c.k_full = true;  // act-order over the full K: grouped scales, symmetric
+        out.push_back(c);
+        c.type = WeightType::uint4;
+        c.group = 64;
+        c.act_order = false;
+        c.gemm = ProblemKind::gemm1;
+        out.push_back(c);
+      }
     }
   }
   Config one;  // M = 1, topk = 1, E = 1

@@ -20,12 +20,14 @@ MarlinMoeArgs args_for(std::int64_t n, std::int64_t k, std::int64_t slots, int e
 }
 
 TEST(MarlinHeuristics, TokenTilesPerBlockSize) {
-  EXPECT_EQ(detail::marlin_token_tiles(8), 1);
-  EXPECT_EQ(detail::marlin_token_tiles(16), 2);
-  EXPECT_EQ(detail::marlin_token_tiles(32), 4);
-  EXPECT_EQ(detail::marlin_token_tiles(48), 2);  // three 16-row groups, not 32 + a half-empty 32
-  EXPECT_EQ(detail::marlin_token_tiles(64), 4);
-  EXPECT_EQ(detail::marlin_token_tiles(128), 4);
+  EXPECT_EQ(detail::marlin_token_tiles(8, false), 1);
+  EXPECT_EQ(detail::marlin_token_tiles(16, false), 2);
+  EXPECT_EQ(detail::marlin_token_tiles(32, false), 4);
+  EXPECT_EQ(detail::marlin_token_tiles(48, false), 2);  // three 16-row groups, not 32 + a half-empty 32
+  EXPECT_EQ(detail::marlin_token_tiles(64, false), 8);
+  EXPECT_EQ(detail::marlin_token_tiles(64, true), 4);  // the K-shard path has no 64-row instance
+  EXPECT_EQ(detail::marlin_token_tiles(128, false), 8);
+  EXPECT_EQ(detail::marlin_token_tiles(128, true), 4);
 }
 
 TEST(MarlinHeuristics, LikelyBlocksAroundOneTokenPerExpertAndOneFullBlock) {
