@@ -54,7 +54,14 @@ def marlin_kernel(inputs, out, info) -> None:
                        num_slots=info["num_slots"], mul_topk_weights=info["mul_topk_weights"])
 
 
-kernels = {"wna16_moe": (wna16_kernel, "wna16"), "marlin_moe": (marlin_kernel, "marlin")}
+def supports(kernel: str) -> Callable[[moeval.Problem], str]:
+    """Our kernel's own declaration of what it runs, as check()'s `supports` (e.g. Marlin's shape limits)."""
+    return lambda problem: _moeval.builtin_unsupported_reason(kernel, problem)
+
+
+# name -> (the kernel as a Python kernel, its layout, its supports)
+kernels = {"wna16_moe": (wna16_kernel, "wna16", supports("wna16_moe")),
+           "marlin_moe": (marlin_kernel, "marlin", supports("marlin_moe"))}
 
 
 def run_builtin(kernel: str, problem: moeval.Problem, device: int = 0) -> Union[CaseResult, str]:
@@ -101,7 +108,15 @@ def check(kernel_fn: Callable, matrix: Union[str, Iterable[moeval.Problem]] = "s
     for d in targets:
         for p in problems:
             what = f"gpu{d} {name} {p.name}"
-            result = _moeval.run_python(kernel_fn, p, d, layout, wanted, block_size, name, supports)
+            try:
+                result = _moeval.run_python(kernel_fn, p, d, layout, wanted, block_size, name, supports)
+            except Exception as e:  # the kernel raised: a failure of this case, as `moeval check` records it
+                report.failed += 1
+                line = f"FAIL     {what}  error: {type(e).__name__}: {e}"
+                report.lines.append(line)
+                if echo:
+                    print(line, flush=True)
+                continue
             if isinstance(result, str):
                 report.skipped += 1
                 line = f"SKIPPED  {what}  {result}"

@@ -100,6 +100,13 @@ void bind_cuda(nb::module_& m) {
   }, nb::arg("kernel"), nb::arg("problem"), nb::arg("device"),
      "Our kernel through the C++ testbed: a CaseResult, or the reason it does not support the case");
 
+  m.def("builtin_unsupported_reason", [](const std::string& kernel_name, const MoeProblem& problem) {
+    testbed::register_builtin_kernels();
+    const auto kernel = testbed::KernelRegistry::instance().find(kernel_name);
+    if (!kernel) throw std::invalid_argument("kernel '" + kernel_name + "' is not registered; ours: wna16_moe, marlin_moe");
+    return kernel->unsupported_reason(build_gemm_case(problem));
+  }, nb::arg("kernel"), nb::arg("problem"), "Why our kernel declines a problem ('' when it runs it)");
+
   m.def("run_python", [](nb::object fn, const MoeProblem& problem, int device, const std::string& layout,
                          const reference::NumericsContract& contract, int block_size, const std::string& name,
                          nb::object supports) -> nb::object {

@@ -36,7 +36,8 @@ def test_wna16_through_python_matches_the_cpp_path(problem):
 
 
 def test_marlin_through_python_passes_the_smoke_matrix():
-    report = mc.check(mc.marlin_kernel, "smoke", [0], layout="marlin", name="marlin_moe[python]")
+    report = mc.check(mc.marlin_kernel, "smoke", [0], layout="marlin", name="marlin_moe[python]",
+                      supports=mc.supports("marlin_moe"))
     assert report.ok, str(report)
 
 
