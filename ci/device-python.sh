@@ -12,9 +12,12 @@ cd "$(dirname "$0")/.."
 
 if [[ "${1:-}" == "stage" ]]; then
   mkdir -p .deps
-  rm -rf .deps/eigen3
+  rm -rf .deps/eigen3 .deps/wheels
   cp -r /usr/include/eigen3 .deps/eigen3
-  echo "staged .deps/eigen3 ($(du -sh .deps/eigen3 | cut -f1)); carry .deps"
+  # numpy for the device's python 3.12, in case its torch came without it (the device has no network).
+  python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
+    --platform manylinux_2_28_x86_64 -d .deps/wheels "numpy>=1.26"
+  echo "staged .deps ($(du -sh .deps | cut -f1)): Eigen headers and $(ls .deps/wheels); carry .deps"
   exit 0
 fi
 
@@ -29,6 +32,7 @@ venv=/tmp/moeval-python-venv
 python3 -m venv --system-site-packages "$venv"
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
+python -c "import numpy" 2>/dev/null || pip install -q --no-index --find-links .deps/wheels numpy
 python -c "import torch, nanobind, scikit_build_core, pytest, numpy; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'devices', torch.cuda.device_count())" | tee "$log"
 
 start=$(date +%s)
