@@ -12,6 +12,9 @@ layout's "attrs"). The tensors are valid during the call only, and inputs must n
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, List, Optional, Union
 
@@ -71,9 +74,9 @@ def run_builtin(kernel: str, problem: moeval.Problem, device: int = 0) -> Union[
 
 @dataclass
 class CheckReport:
-    """What check() ran: one line per (device, case), as `moeval check` prints them."""
+    """What check() ran: one row per (device, case), as `moeval check` prints and reports them."""
 
-    lines: List[str] = field(default_factory=list)
+    rows: List[dict] = field(default_factory=list)  # {"check", "status" (PASS/FAIL/SKIPPED), "detail"}
     results: List[CaseResult] = field(default_factory=list)
     passed: int = 0
     failed: int = 0
@@ -83,18 +86,52 @@ class CheckReport:
     def ok(self) -> bool:
         return self.failed == 0 and self.passed > 0
 
+    @property
+    def lines(self) -> List[str]:
+        return [f"{r['status']:<8} {r['check']}" + (f"  {r['detail']}" if r["detail"] else "") for r in self.rows]
+
+    def record(self, what: str, status: str, detail: str = "", echo: bool = True) -> None:
+        self.rows.append({"check": what, "status": status, "detail": detail})
+        if status == "PASS":
+            self.passed += 1
+        elif status == "FAIL":
+            self.failed += 1
+        else:
+            self.skipped += 1
+        if echo:
+            print(self.lines[-1], flush=True)
+
+    def json(self) -> dict:
+        """The shape of `moeval check --json`: counts and one entry per check."""
+        return {"passed": self.passed, "failed": self.failed, "skipped": self.skipped, "checks": self.rows}
+
+    def write_json(self, path: str) -> None:
+        """Writes json() to `path` through a temp file and a rename (never half-written)."""
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".moeval-check-", suffix=".json", dir=directory)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(self.json(), f, indent=1)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
     def __str__(self) -> str:
         return "\n".join(self.lines + [f"check: {self.passed} passed, {self.failed} failed, {self.skipped} skipped"])
 
 
 def check(kernel_fn: Callable, matrix: Union[str, Iterable[moeval.Problem]] = "smoke", devices: Optional[List[int]] = None,
           *, layout: str = "wna16", contract: moeval.ContractLike = None, block_size: int = 0,
-          name: str = "python_kernel", supports: Optional[Callable] = None, echo: bool = True) -> CheckReport:
+          name: str = "python_kernel", supports: Optional[Callable] = None, echo: bool = True,
+          json_path: Optional[str] = None) -> CheckReport:
     """Runs `kernel_fn` over a matrix on each device with the testbed's checks: run twice into a
     poisoned output (bitwise determinism unless the contract only reports it), guard canaries and
     unchanged inputs, another device current than the data's whenever two exist, the CPU
     reference and bound under `contract`. `supports(problem) -> str` may decline cases ("" = run).
-    Raises RuntimeError when there is no device at all."""
+    A kernel that raises fails that case. `json_path` also writes the report as `moeval check
+    --json` does. Raises RuntimeError when there is no device at all."""
     problems = moeval.matrix(matrix) if isinstance(matrix, str) else list(matrix)
     count = _moeval.device_count()
     if count == 0:
@@ -105,32 +142,23 @@ def check(kernel_fn: Callable, matrix: Union[str, Iterable[moeval.Problem]] = "s
             raise ValueError(f"moeval.cuda.check: device {d} does not exist; allowed: 0..{count - 1}")
     wanted = moeval.as_contract(contract)
     report = CheckReport()
+    if echo:
+        print(f"contract {name}: {wanted.name}", flush=True)
     for d in targets:
         for p in problems:
             what = f"gpu{d} {name} {p.name}"
             try:
                 result = _moeval.run_python(kernel_fn, p, d, layout, wanted, block_size, name, supports)
             except Exception as e:  # the kernel raised: a failure of this case, as `moeval check` records it
-                report.failed += 1
-                line = f"FAIL     {what}  error: {type(e).__name__}: {e}"
-                report.lines.append(line)
-                if echo:
-                    print(line, flush=True)
+                report.record(what, "FAIL", f"error: {type(e).__name__}: {e}", echo)
                 continue
             if isinstance(result, str):
-                report.skipped += 1
-                line = f"SKIPPED  {what}  {result}"
-            elif result.passed:
-                report.passed += 1
-                report.results.append(result)
-                line = f"PASS     {what}"
-            else:
-                report.failed += 1
-                report.results.append(result)
-                line = f"FAIL     {what}  {result.summary()}"
-            report.lines.append(line)
-            if echo:
-                print(line, flush=True)
+                report.record(what, "SKIPPED", result, echo)
+                continue
+            report.results.append(result)
+            report.record(what, "PASS" if result.passed else "FAIL", "" if result.passed else result.summary(), echo)
     if echo:
-        print(f"check: {report.passed} passed, {report.failed} failed, {report.skipped} skipped (contract {wanted.name})")
+        print(f"check: {report.passed} passed, {report.failed} failed, {report.skipped} skipped")
+    if json_path:
+        report.write_json(json_path)
     return report
