@@ -110,3 +110,14 @@ def test_align_reference_puts_every_slot_once_in_its_experts_block(block):
     assert sorted(real.tolist()) == list(range(slots))
     assert np.all(ids[real] == np.repeat(experts, block)[sorted_ids < slots])
     assert np.all(sorted_ids[sorted_ids >= slots] == slots)
+
+
+def test_arrays_travel_as_dlpack_without_a_copy():
+    c = moeval.build_case(moeval.Problem(kind="gemm1", experts=2, tokens=4, topk=1, hidden=128, inter=32))
+    for name in ("a", "codes", "scales", "topk_weights"):
+        array = getattr(c, name)
+        assert array.__dlpack_device__() == (1, 0)  # kDLCPU, device 0
+        imported = np.from_dlpack(array)
+        assert np.shares_memory(imported, array), name
+    wna16 = c.layout("wna16").arrays["qweight"]
+    assert np.shares_memory(np.from_dlpack(wna16), wna16)
