@@ -118,3 +118,25 @@ def test_data_on_device_1_while_device_0_is_current():
     report = mc.check(mc.wna16_kernel, SMOKE, [1], name="wna16_moe[python]")
     assert report.ok, str(report)
     assert all(r.device == 1 and not r.contract_errors for r in report.results)
+
+
+def test_a_kernel_that_writes_an_input_is_caught():
+    def scribbles_on_a(inputs, out, info):
+        mc.wna16_kernel(inputs, out, info)
+        inputs["a"][0, 0] = 0  # inputs are the caller's: a kernel must not write them
+
+    report = mc.check(scribbles_on_a, GEMM2[:1], [0], name="scribbles_on_a")
+    assert report.failed == 1, str(report)
+    assert any("a" in e for e in report.results[0].memory_errors), report.results[0].summary()
+
+
+def test_guarded_buffer_views_and_checks():
+    case = moeval.build_case(GEMM2[0])
+    buffer = mc.GuardedBuffer.upload("a", 0, case.a)
+    view = buffer.tensor(list(case.a.shape), case.dtype)
+    assert view.device == torch.device("cuda", 0)
+    assert (view.cpu().view(torch.int16).numpy().view("uint16") == case.a).all()
+    assert buffer.check_guards() == "" and buffer.check_unchanged() == ""
+    view[0, 0] = view[0, 0] + 1
+    torch.cuda.synchronize()
+    assert "a" in buffer.check_unchanged()
