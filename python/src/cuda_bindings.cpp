@@ -51,7 +51,7 @@ void bind_cuda(nb::module_& m) {
 
   nb::class_<GuardedBuffer>(m, "GuardedBuffer",
                             "Device memory with 64 KiB NaN guards on both sides; remembers what was uploaded.")
-      .def_static("upload", [](const std::string& name, int device, const nb::ndarray<nb::c_contig, nb::device::cpu>& host) {
+      .def_static("upload", [](const std::string& name, int device, const nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>& host) {
         return GuardedBuffer::upload(name, device, host.data(), host.nbytes(), host.itemsize());
       }, nb::arg("name"), nb::arg("device"), nb::arg("host"))
       .def("__init__", [](GuardedBuffer* self, const std::string& name, int device, std::size_t bytes, std::size_t element_bytes) {
