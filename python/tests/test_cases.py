@@ -121,3 +121,16 @@ def test_arrays_travel_as_dlpack_without_a_copy():
         assert np.shares_memory(imported, array), name
     wna16 = c.layout("wna16").arrays["qweight"]
     assert np.shares_memory(np.from_dlpack(wna16), wna16)
+
+
+def test_act_order_packs_where_the_layout_carries_g_idx_and_is_refused_elsewhere():
+    c = moeval.build_case(moeval.Problem(kind="gemm2", experts=4, tokens=4, topk=2, hidden=128, inter=256,
+                                         group_size=64, act_order=True, is_k_full=False, k_shards=2, k_shard_rank=1))
+    assert c.perm is not None and c.k_shards == 2
+    for name in ("marlin", "gptq", "compressed_tensors"):
+        arrays = c.layout(name).arrays
+        g_idx = arrays["g_idx" if name != "compressed_tensors" else "weight_g_idx"]
+        assert g_idx.shape == c.g_idx.shape and g_idx.max() < 2 * 256 // 64, name
+    for name in ("wna16", "awq"):
+        with pytest.raises(ValueError, match="act"):
+            c.layout(name)
