@@ -20,3 +20,15 @@ def test_unknown_matrix_is_a_usage_error(pytester):
     result = pytester.runpytest("--moeval-matrix", "nope")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*--moeval-matrix: matrix 'nope' is unknown; known: default, smoke*"])
+
+
+def test_marker_picks_another_matrix(pytester):
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.moeval_matrix("default")
+def test_case(moeval_case):
+    pass
+""")
+    result = pytester.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines([f"{len(moeval.matrix('default'))} tests collected*"])
