@@ -93,7 +93,7 @@ void bind_judge(nb::module_& m) {
       .def_ro("observed_nan", &tolerance::Verdict::observed_nan)
       .def_ro("observed_inf", &tolerance::Verdict::observed_inf)
       .def_ro("canaries_intact", &tolerance::Verdict::canaries_intact, "None when not checked")
-      .def_rw("deterministic", &tolerance::Verdict::deterministic, "None when not checked")
+      .def_ro("deterministic", &tolerance::Verdict::deterministic, "None when not checked")
       .def_ro("contract", &tolerance::Verdict::contract)
       .def("summary", &tolerance::Verdict::summary)
       .def("__bool__", &tolerance::Verdict::pass)
