@@ -54,7 +54,10 @@ CaseResult run_judged(std::string kernel, std::string case_name, int device, Tie
 CaseResult run_gemm_case(const GemmKernelUnderTest& kernel, const GemmCase& gemm_case, int device,
                          const reference::ReferenceOutput* reference) {
   std::optional<reference::ReferenceOutput> own_reference;
-  if (reference == nullptr) reference = &own_reference.emplace(reference::reference_gemm(gemm_case));
+  const reference::NumericsContract contract = kernel.contract();
+  if (reference == nullptr || reference->contract != contract) {
+    reference = &own_reference.emplace(reference::reference_gemm(gemm_case, contract));
+  }
   auto prepared = kernel.prepare(gemm_case, device);
   return run_judged(kernel.name(), gemm_case.problem.name(), device, gemm_case.problem.tier, *reference,
                     [&](GuardedBuffer& out) { prepared->run(out); }, prepared->buffers());

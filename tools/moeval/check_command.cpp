@@ -80,6 +80,7 @@ void check_gemm_case(const testbed::GemmKernelUnderTest& kernel, const MoeProble
 void run_gpu_tier(int device, const std::string& repro_dir, Tally& tally) {
   testbed::register_builtin_kernels();
   for (const auto& kernel : testbed::KernelRegistry::instance().all()) {
+    std::printf("contract gpu%d %s: %s\n", device, kernel->name().c_str(), kernel->contract().name().c_str());
     for (const MoeProblem& p : gemm_matrix()) check_gemm_case(*kernel, p, device, repro_dir, tally);
   }
   for (const LayerCheck& l : layer_matrix()) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "decode_table.h"
+#include "moeval/fixtures/quantize.h"
 #include "moeval/fixtures/parallel_for.h"
 
 namespace moeval::reference {
@@ -68,19 +69,41 @@ std::vector<ExpertSlice> slice_by_expert(std::span<const RoutedRow> rows) {
   return slices;
 }
 
+// The weights of one expert and column chunk as the contract's kernel multiplies them. The default
+// recipe reads fixtures' dequant (the kernel's 16-bit operand); the others are recomputed from the
+// logical codes, zero points and scales by fixtures' dequant_value.
+RowMatrix chunk_weights(const QuantizedWeights& w, DequantRecipe recipe, std::int32_t expert, std::int64_t n0,
+                        std::int64_t width) {
+  RowMatrix wd(w.k, width);
+  if (recipe == DequantRecipe::sub_then_mul) {
+    const double* table = decode_table(w.scheme.act);
+    const std::uint16_t* src = w.dequant.data() + w.code_index(expert, 0, n0);
+    for (std::int64_t k = 0; k < w.k; ++k) {
+      for (std::int64_t j = 0; j < width; ++j) wd(k, j) = table[src[k * w.n + j]];
+    }
+    return wd;
+  }
+  for (std::int64_t k = 0; k < w.k; ++k) {
+    const std::int64_t g = w.g_idx[std::size_t(expert * w.k + k)];
+    for (std::int64_t j = 0; j < width; ++j) {
+      const std::int64_t n = n0 + j;
+      wd(k, j) = dequant_value(recipe, w.codes[w.code_index(expert, k, n)], w.zero_at(expert, g, n),
+                               w.scales[w.group_index(expert, g, n)], w.scheme.act);
+    }
+  }
+  return wd;
+}
+
 // y = A·W and S² = (A∘A)·(W∘W) for one expert and one column chunk, scattered to the output rows.
+// With two output roundings (numerics_contract.h) y16 is written here: round16(round16(Σ)·weight).
 void run_chunk(const GemmOperands& op, const ExpertSlice& slice, const RowMatrix& a, const RowMatrix& a2,
                std::int64_t n0, ReferenceOutput& out) {
   const QuantizedWeights& w = op.w;
   const std::int64_t width = std::min(kColumnChunk, w.n - n0);
-  const double* table = decode_table(w.scheme.act);
-  RowMatrix wd(w.k, width);
-  const std::uint16_t* src = w.dequant.data() + w.code_index(slice.expert, 0, n0);
-  for (std::int64_t k = 0; k < w.k; ++k) {
-    for (std::int64_t j = 0; j < width; ++j) wd(k, j) = table[src[k * w.n + j]];
-  }
+  const RowMatrix wd = chunk_weights(w, op.contract.dequant, slice.expert, n0, width);
   const RowMatrix y = a * wd;
   const RowMatrix s2 = a2 * wd.cwiseAbs2();
+  const bool round_before_weight = out.rounding.output_roundings == 2;
   const auto rows = op.routed.rows();
   for (std::size_t i = slice.begin; i < slice.end; ++i) {
     const RoutedRow& r = rows[i];
@@ -90,6 +113,8 @@ void run_chunk(const GemmOperands& op, const ExpertSlice& slice, const RowMatrix
       const std::size_t at = out.index(r.out_row, n0 + j);
       out.y[at] = weight * y(local, j);
       out.s[at] = std::fabs(weight) * std::sqrt(s2(local, j));
+      // round16(Σ)·weight is exact in double (11 or 8 significant bits times 24).
+      if (round_before_weight) out.y16[at] = round_to_bits(round_to(y(local, j), w.scheme.act) * weight, w.scheme.act);
     }
   }
 }
@@ -100,6 +125,8 @@ ReferenceOutput reference_gemm(const GemmOperands& op) {
   validate(op);
   const QuantizedWeights& w = op.w;
   ReferenceOutput out(op.routed.output_rows(), w.n, w.scheme.act, w.k);
+  out.contract = op.contract;
+  out.rounding = rounding_model(op.contract, op.mul_topk_weights);
   const double* table = decode_table(op.a.dtype);
   const auto rows = op.routed.rows();
   const std::int64_t chunks = (w.n + kColumnChunk - 1) / kColumnChunk;
@@ -132,14 +159,15 @@ ReferenceOutput reference_gemm(const GemmOperands& op) {
     });
     first = last;
   }
-  out.round_outputs();
+  // Two roundings: run_chunk wrote y16 of the routed rows; the others are zero (bits 0) already.
+  if (out.rounding.output_roundings == 1) out.round_outputs();
   return out;
 }
 
-ReferenceOutput reference_gemm(const GemmCase& gemm_case) {
+ReferenceOutput reference_gemm(const GemmCase& gemm_case, const NumericsContract& contract) {
   const RoutedRows routed = RoutedRows::from_topk(gemm_case.routing, gemm_case.problem, gemm_case.a_row_divisor);
   const Matrix16 a{gemm_case.a, gemm_case.shape.m, gemm_case.shape.k, gemm_case.problem.scheme.act};
-  return reference_gemm(GemmOperands{a, gemm_case.w, routed, gemm_case.mul_topk_weights});
+  return reference_gemm(GemmOperands{a, gemm_case.w, routed, gemm_case.mul_topk_weights, contract});
 }
 
 }  // namespace moeval::reference

@@ -2,17 +2,16 @@
 #include <limits>
 
 #include "compare_inputs.h"
+#include "element_rules.h"
 #include "moeval/tolerance/compare.h"
 #include "normwise.h"
 
 namespace moeval::tolerance {
 namespace {
-
 constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
 
-// Ratio |value − y| / bound, with the non-finite policy of compare.h. y16_value is the
-// reference's own 16-bit rounding, which is ±Inf when a finite y overflows the output type.
-double element_ratio(double value, double y, double y16_value, double bound) {
+double bounded_element_ratio(double value, double y, double y16_value, double bound) {
   if (std::isnan(value) || std::isnan(y)) return std::isnan(value) && std::isnan(y) ? 0.0 : kInf;
   if (std::isinf(value)) return (value == y || value == y16_value) ? 0.0 : kInf;
   if (std::isinf(y)) return kInf;
@@ -21,13 +20,12 @@ double element_ratio(double value, double y, double y16_value, double bound) {
   return error == 0.0 ? 0.0 : kInf;
 }
 
-}  // namespace
-
 Verdict compare_bounded(const reference::Matrix16& observed, const reference::ReferenceOutput& ref,
                         const BoundModel& model) {
   check_compare_inputs("compare_bounded", observed, ref);
   Verdict v;
   v.tier = Tier::bounded;
+  v.contract = ref.contract;
   v.rows = ref.rows;
   v.cols = ref.cols;
   NormwiseAccumulator norm;
@@ -39,8 +37,8 @@ Verdict compare_bounded(const reference::Matrix16& observed, const reference::Re
       const double y = ref.y[i];
       count_nonfinite(got, y, v);
       norm.add(got, y);
-      const double bound = std::isfinite(y) ? element_bound(y, ref.s[i], ref.reduction_length, ref.dtype, model) : 0.0;
-      const double ratio = element_ratio(got, y, to_double(ref.y16[i], ref.dtype), bound);
+      const double bound = std::isfinite(y) ? element_bound(y, ref.s[i], ref.reduction_length, ref.dtype, model, ref.rounding) : 0.0;
+      const double ratio = bounded_element_ratio(got, y, to_double(ref.y16[i], ref.dtype), bound);
       const ElementReport e{r, c, got, y, bound, ratio, got_bits, ref.y16[i]};
       if (ratio > 1.0) {
         ++v.violations;

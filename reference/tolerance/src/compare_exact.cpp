@@ -2,24 +2,22 @@
 #include <limits>
 
 #include "compare_inputs.h"
+#include "element_rules.h"
 #include "moeval/tolerance/compare.h"
 #include "normwise.h"
 
 namespace moeval::tolerance {
-namespace {
-
-bool same_value(double got, double want, std::uint16_t got_bits, std::uint16_t want_bits) {
+bool exact_same_value(double got, double want, std::uint16_t got_bits, std::uint16_t want_bits) {
   if (got_bits == want_bits) return true;
   if (std::isnan(got) && std::isnan(want)) return true;  // payloads may differ
   return got == 0.0 && want == 0.0;                      // +0 == −0
 }
 
-}  // namespace
-
 Verdict compare_exact(const reference::Matrix16& observed, const reference::ReferenceOutput& ref) {
   check_compare_inputs("compare_exact", observed, ref);
   Verdict v;
   v.tier = Tier::exact;
+  v.contract = ref.contract;
   v.rows = ref.rows;
   v.cols = ref.cols;
   NormwiseAccumulator norm;
@@ -32,7 +30,7 @@ Verdict compare_exact(const reference::Matrix16& observed, const reference::Refe
       const double want = to_double(ref.y16[i], ref.dtype);
       count_nonfinite(got, ref.y[i], v);
       norm.add(got, ref.y[i]);
-      if (same_value(got, want, got_bits, ref.y16[i])) continue;
+      if (exact_same_value(got, want, got_bits, ref.y16[i])) continue;
       ++v.violations;
       const double error = std::isfinite(got - want) ? std::fabs(got - want) : std::numeric_limits<double>::infinity();
       const ElementReport e{r, c, got, ref.y[i], 0.0, std::numeric_limits<double>::infinity(), got_bits, ref.y16[i]};

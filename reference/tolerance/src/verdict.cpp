@@ -24,7 +24,10 @@ std::string hook(const char* name, const std::optional<bool>& status) {
 
 }  // namespace
 
-bool Verdict::pass() const { return numerics_pass && canaries_intact.value_or(true) && deterministic.value_or(true); }
+bool Verdict::pass() const {
+  const bool determinism_gates = contract.determinism == reference::Determinism::required;
+  return numerics_pass && canaries_intact.value_or(true) && (!determinism_gates || deterministic.value_or(true));
+}
 
 std::string Verdict::summary() const {
   std::string s = pass() ? "PASS " : "FAIL ";
@@ -37,6 +40,8 @@ std::string Verdict::summary() const {
   s += "; NaN " + std::to_string(observed_nan) + ", Inf " + std::to_string(observed_inf);
   if (reference_nonfinite > 0) s += " (reference non-finite " + std::to_string(reference_nonfinite) + ")";
   s += hook("canaries", canaries_intact) + hook("determinism", deterministic);
+  if (deterministic == false && contract.determinism == reference::Determinism::reported) s += " (reported only)";
+  if (contract != reference::NumericsContract{}) s += "; contract " + contract.name();
   return s;
 }
 

@@ -18,15 +18,44 @@ std::uint16_t truncate_to_bits(double x, DType act) {
   return nearest;
 }
 
+// The weights as a kernel with `recipe` holds them, computed in fp32 as a GPU would (not by the
+// fixtures' recipe code the reference uses). Every operand here is exact in fp32: u, z < 2^8,
+// s has at most 11 significant bits, so (u − z)·s, z·s and u·s − fl16(z·s) need at most 20.
+std::vector<float> simulated_weights(const QuantizedWeights& w, DequantRecipe recipe) {
+  const DType act = w.scheme.act;
+  std::vector<float> wf(w.dequant.size());
+  if (recipe == DequantRecipe::sub_then_mul) {
+    // Every 16-bit value is exact in fp32; decode once, as a kernel's dequant would.
+    for (std::size_t i = 0; i < wf.size(); ++i) wf[i] = float(to_double(w.dequant[i], act));
+    return wf;
+  }
+  for (std::int64_t e = 0; e < w.experts; ++e) {
+    for (std::int64_t k = 0; k < w.k; ++k) {
+      const std::int64_t g = w.g_idx[std::size_t(e * w.k + k)];
+      for (std::int64_t n = 0; n < w.n; ++n) {
+        const float u = float(w.codes[w.code_index(e, k, n)]);
+        const float z = float(w.zero_at(e, g, n));
+        const float s = float(to_double(w.scales[w.group_index(e, g, n)], act));
+        float value = (u - z) * s;
+        if (recipe == DequantRecipe::scaled_zero_fma) {
+          const float scaled_zero = float(round_to(double(z * s), act));
+          value = float(round_to(double(std::fma(u, s, -scaled_zero)), act));
+        }
+        wf[w.code_index(e, k, n)] = value;
+      }
+    }
+  }
+  return wf;
+}
+
 }  // namespace
 
-std::vector<std::uint16_t> simulate_gemm(const GemmCase& c, Accumulator accumulator, OutputRounding rounding) {
+std::vector<std::uint16_t> simulate_gemm(const GemmCase& c, Accumulator accumulator, OutputRounding rounding,
+                                         const SimulatedNumerics& numerics) {
   const DType act = c.problem.scheme.act;
   const QuantizedWeights& w = c.w;
   const std::int64_t rows = c.routing.tokens * c.routing.topk;
-  // Every 16-bit value is exact in fp32; decode once, as a kernel's dequant would.
-  std::vector<float> wf(w.dequant.size());
-  for (std::size_t i = 0; i < wf.size(); ++i) wf[i] = float(to_double(w.dequant[i], act));
+  const std::vector<float> wf = simulated_weights(w, numerics.dequant);
   std::vector<std::uint16_t> out(std::size_t(rows * w.n), round_to_bits(0.0, act));
   std::vector<float> a(std::size_t(w.k));
   for (std::int64_t t = 0; t < rows; ++t) {
@@ -38,11 +67,16 @@ std::vector<std::uint16_t> simulate_gemm(const GemmCase& c, Accumulator accumula
       float sum = 0.0f;
       for (std::int64_t i = 0; i < w.k; ++i) {
         const std::int64_t k = accumulator == Accumulator::fp32_reverse ? w.k - 1 - i : i;
-        // A product of two 16-bit values is exact in fp32 (at most 22 significant bits).
-        sum += a[std::size_t(k)] * wf[w.code_index(e, k, n)];
+        // A product of two 16-bit values is exact in fp32 (at most 22 significant bits); an fp32
+        // weight's is not, and a GPU fuses it into the add (one rounding per step).
+        sum = std::fma(a[std::size_t(k)], wf[w.code_index(e, k, n)], sum);
         if (accumulator == Accumulator::rounded16) sum = float(round_to(double(sum), act));
       }
-      if (c.mul_topk_weights) sum *= c.routing.topk_weights[std::size_t(t)];
+      if (c.mul_topk_weights && numerics.weight_after_rounding) {
+        sum = float(round_to(double(sum), act)) * c.routing.topk_weights[std::size_t(t)];
+      } else if (c.mul_topk_weights) {
+        sum *= c.routing.topk_weights[std::size_t(t)];
+      }
       out[std::size_t(t * w.n + n)] =
           rounding == OutputRounding::toward_zero ? truncate_to_bits(double(sum), act) : round_to_bits(double(sum), act);
     }

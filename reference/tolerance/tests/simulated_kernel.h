@@ -22,11 +22,19 @@ enum class OutputRounding : std::uint8_t {
   toward_zero,   // bug: the fp32 → 16-bit conversion truncates (off by at most one ulp)
 };
 
+// Where the simulated kernel rounds (the numerics contract it implements, whatever it declares).
+struct SimulatedNumerics {
+  DequantRecipe dequant = DequantRecipe::sub_then_mul;  // computed here in fp32, not by fixtures
+  bool weight_after_rounding = false;  // y = fl16(fl32(fl16(Σ)·ω)) instead of fl16(Σ·ω)
+};
+
 // out[t, n] for every flat routed row t of the case, as 16-bit bits [T][N]: sum over k of
 // a · dequant in the accumulator, × topk_weights[t] in fp32 when mul_topk_weights, then one
-// rounding to the activation dtype. Rows of non-local experts are zero.
+// rounding to the activation dtype. Rows of non-local experts are zero. `numerics` moves the
+// rounding points as a kernel written elsewhere would.
 std::vector<std::uint16_t> simulate_gemm(const GemmCase& c, Accumulator accumulator = Accumulator::fp32,
-                                         OutputRounding rounding = OutputRounding::nearest_even);
+                                         OutputRounding rounding = OutputRounding::nearest_even,
+                                         const SimulatedNumerics& numerics = {});
 
 // Bugs injected into a copy of the case's weights (the dequant is re-derived by fixtures'
 // dequantize, exactly as a kernel with that bug would see its operand).

@@ -41,8 +41,9 @@ CaseResult run_judged(std::string kernel, std::string case_name, int device, Tie
                       std::vector<const GuardedBuffer*> inputs);
 
 // Runs `gemm_case` on `device`. `reference` may be passed when several kernels or devices share
-// it; otherwise the CPU reference is computed here. Throws what the kernel throws for a case it
-// cannot run (call unsupported_reason() first).
+// it; it is used only when it was computed under the kernel's contract (kernel.contract()),
+// otherwise the CPU reference is computed here under that contract. Throws what the kernel throws
+// for a case it cannot run (call unsupported_reason() first).
 CaseResult run_gemm_case(const GemmKernelUnderTest& kernel, const GemmCase& gemm_case, int device,
                          const reference::ReferenceOutput* reference = nullptr);
 

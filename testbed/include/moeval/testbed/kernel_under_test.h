@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "moeval/fixtures/cases.h"
+#include "moeval/reference/numerics_contract.h"
 #include "moeval/testbed/guarded_buffer.h"
 
 namespace moeval::testbed {
@@ -38,6 +39,9 @@ class GemmKernelUnderTest {
   // Empty when the kernel supports the case; otherwise why not (e.g. "act-order is not supported").
   virtual std::string unsupported_reason(const GemmCase& gemm_case) const = 0;
   virtual std::unique_ptr<PreparedGemm> prepare(const GemmCase& gemm_case, int device) const = 0;
+  // Where the kernel rounds (reference/numerics_contract.h); the reference and the bound model
+  // exactly this. The default is our kernels' contract: one rounding, weight in the fp32 sum.
+  virtual reference::NumericsContract contract() const { return {}; }
 };
 
 // Process-wide list of GEMM kernels under test. Our own kernels are registered by

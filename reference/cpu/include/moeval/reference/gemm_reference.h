@@ -9,11 +9,19 @@
 // error. Rows that are not routed to a local expert are exactly zero (y = S = 0).
 // Each product of two 16-bit values is exact in fp64; the sum is fp64 (relative error ~K·2^-53
 // of Σ|a·w|, far below any 16-bit output's resolution).
+//
+// A numerics contract other than the default (numerics_contract.h) changes exactly two things:
+//   - W16 becomes the recipe's weight (fixtures' dequant_value from codes, zeros, scales, g_idx;
+//     sub_then_mul_fp32: the exact fp32 value (u − z)·s, products still exact in fp64);
+//   - with mul_topk_weights and RoutingWeightPoint::after_output_rounding,
+//     y16 = round16(round16(Σ_k a·W) · weight) (two roundings), while y = weight · Σ_k a·W stays
+//     the exact value the bound is centred on.
 #pragma once
 
 #include "moeval/fixtures/cases.h"
 #include "moeval/fixtures/weights.h"
 #include "moeval/reference/matrix16.h"
+#include "moeval/reference/numerics_contract.h"
 #include "moeval/reference/reference_output.h"
 #include "moeval/reference/routed_rows.h"
 
@@ -24,6 +32,7 @@ struct GemmOperands {
   const QuantizedWeights& w;        // [E_local][K][N]; its dequant is multiplied
   const RoutedRows& routed;
   bool mul_topk_weights = false;
+  NumericsContract contract{};
 };
 
 // Output is [routed.output_rows()][N] in w.scheme.act with reduction_length K.
@@ -31,6 +40,6 @@ struct GemmOperands {
 ReferenceOutput reference_gemm(const GemmOperands& operands);
 
 // Convenience for a fixtures case: routes with from_topk(case.routing, case.problem, case.a_row_divisor).
-ReferenceOutput reference_gemm(const GemmCase& gemm_case);
+ReferenceOutput reference_gemm(const GemmCase& gemm_case, const NumericsContract& contract = {});
 
 }  // namespace moeval::reference

@@ -8,6 +8,7 @@
 
 #include "moeval/fixtures/half.h"
 #include "moeval/reference/matrix16.h"
+#include "moeval/reference/numerics_contract.h"
 
 namespace moeval::reference {
 
@@ -19,6 +20,10 @@ struct ReferenceOutput {
   std::vector<double> y;               // [rows][cols] fp64 value (exact up to fp64 rounding)
   std::vector<std::uint16_t> y16;      // [rows][cols] round_to_bits(y, dtype)
   std::vector<double> s;               // [rows][cols] S = sqrt(Σ_k t_k²), fp64
+  // The contract this output models and what it means for the bound: the comparator reads both,
+  // so a reference and its bound can never model two different kernels.
+  NumericsContract contract{};
+  RoundingModel rounding{};
 
   ReferenceOutput() = default;
   ReferenceOutput(std::int64_t rows_, std::int64_t cols_, DType dtype_, std::int64_t reduction_length_);

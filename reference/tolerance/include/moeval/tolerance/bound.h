@@ -31,6 +31,7 @@
 #include <cstdint>
 
 #include "moeval/fixtures/half.h"
+#include "moeval/reference/numerics_contract.h"
 
 namespace moeval::tolerance {
 
@@ -39,8 +40,22 @@ struct BoundModel {
   double u_acc = 0x1p-24;       // unit roundoff of the accumulator (fp32)
 };
 
+// Other numerics contracts (reference/numerics_contract.h, RoundingModel), same derivation:
+//   - two output roundings (routing weight ω multiplied after the GEMM output was rounded:
+//     z = fl16(y'), p = fl32(z·ω), y = fl16(p)). With q = u_out + u_acc + u_out·u_acc,
+//       |y − ω·y_pre| ≤ (u_out + q(1 + u_out))·|y_ref| + (2 + q)·η_out/2
+//                      + (1 + u_out + q(1 + u_out))·c·u_acc·√K·S
+//     (y_ref = ω·y_pre, S carries |ω|; the η term assumes |ω| ≤ 1, as routing weights are). The
+//     output term is about twice the one-rounding term: a kernel that rounds twice while declaring
+//     one rounding reaches ratios up to ~2, and is caught; declaring it, it passes.
+//   - inexact products (w kept in fp32: a·w has up to 31 significant bits): each product is rounded
+//     once more in fp32 (or fused into the add); that error Σ_k ε_k·t_k has standard deviation at
+//     most u_acc·S/√3, so K is replaced by K + 1 under the square root.
+
 // The bound for one element: y_ref and s from the reference, k its reduction length, `out` the
-// output dtype. Throws std::invalid_argument for an unsupported dtype or k < 1.
-double element_bound(double y_ref, double s, std::int64_t k, DType out, const BoundModel& model = {});
+// output dtype, `rounding` the contract's rounding points (default: one rounding, exact products).
+// Throws std::invalid_argument for an unsupported dtype, k < 1, or output_roundings not 1 or 2.
+double element_bound(double y_ref, double s, std::int64_t k, DType out, const BoundModel& model = {},
+                     const reference::RoundingModel& rounding = {});
 
 }  // namespace moeval::tolerance

@@ -10,6 +10,8 @@
 // Both throw std::invalid_argument when shapes or dtypes differ or the reference is inconsistent.
 #pragma once
 
+#include <vector>
+
 #include "moeval/fixtures/problem.h"
 #include "moeval/reference/matrix16.h"
 #include "moeval/reference/reference_output.h"
@@ -21,6 +23,11 @@ namespace moeval::tolerance {
 Verdict compare_exact(const reference::Matrix16& observed, const reference::ReferenceOutput& ref);
 Verdict compare_bounded(const reference::Matrix16& observed, const reference::ReferenceOutput& ref,
                         const BoundModel& model = {});
+// Per element [rows][cols], what the tier's gate compares with 1: |value − y_ref| / bound in the
+// bounded tier, 0 (equal) or +inf (different) in the exact tier. For reports that show where the
+// violations are (rows, columns, a pattern); the Verdict is still the judgement.
+std::vector<double> element_ratios(Tier tier, const reference::Matrix16& observed, const reference::ReferenceOutput& ref,
+                                   const BoundModel& model = {});
 // Dispatches on the problem's tier.
 Verdict compare(Tier tier, const reference::Matrix16& observed, const reference::ReferenceOutput& ref,
                 const BoundModel& model = {});

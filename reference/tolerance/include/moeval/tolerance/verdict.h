@@ -6,6 +6,7 @@
 #include <string>
 
 #include "moeval/fixtures/problem.h"
+#include "moeval/reference/numerics_contract.h"
 
 namespace moeval::tolerance {
 
@@ -37,15 +38,20 @@ struct Verdict {
   std::int64_t observed_inf = 0;
   std::int64_t reference_nonfinite = 0;
 
+  // The contract the reference and the bound modelled (copied from the ReferenceOutput). With
+  // Determinism::reported a run-twice difference is shown but does not fail the case.
+  reference::NumericsContract contract{};
+
   // Filled by the testbed; nullopt means "not checked": summary() says so, and pass() judges only
   // the hooks that were checked (a case is never called canary-clean or deterministic unchecked).
   std::optional<bool> canaries_intact;
   std::optional<bool> deterministic;
 
-  // numerics_pass, and no hook that was checked reported a failure.
+  // numerics_pass, and no hook that was checked reported a failure (determinism only when the
+  // contract requires it).
   bool pass() const;
   // One line: PASS/FAIL, tier, shape, violations, worst element with its indices, normwise, NaN/Inf,
-  // and the hooks' status.
+  // the hooks' status, and the contract when it is not the default.
   std::string summary() const;
 };
 

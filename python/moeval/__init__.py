@@ -1,0 +1,122 @@
+"""moeval: check a quantized MoE GEMM kernel against moeval's references, from Python.
+
+A case is built deterministically from a Problem; its inputs are numpy arrays that view the C++
+memory (16-bit floats as raw uint16 bits beside their dtype name, since numpy has no bfloat16).
+A kernel's output is judged by the same comparator `moeval check` uses, under the numerics
+contract the kernel declares::
+
+    import moeval
+    case = moeval.build_case(moeval.Problem(kind="gemm2", weight_type="uint4", group_size=32))
+    out = my_kernel(case)                      # [M*topk, N], torch or numpy, fp16/bf16
+    verdict = moeval.judge(case, out)          # or moeval.testing.assert_moe_close(out, case)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from ._moeval import (  # noqa: F401  (re-exported)
+    Case,
+    Contract,
+    Element,
+    Layout,
+    Problem,
+    Reference,
+    Verdict,
+    build_case,
+    compare,
+    decode,
+    encode,
+    has_cuda,
+    matrix,
+    matrix_names,
+)
+from . import _moeval
+
+if has_cuda:  # the CUDA build: device buffers, our kernels, the cuBLAS reference, check()
+    from .cuda import check, devices, kernels  # noqa: F401
+
+__version__ = "0.1.0"
+
+LAYOUTS = ("wna16", "marlin", "gptq", "awq", "compressed_tensors")
+
+ContractLike = Union[Contract, str, None]
+
+
+def as_contract(value: ContractLike = None) -> Contract:
+    """A Contract from a Contract, its name ("routing_weight=after_output_rounding ...") or None (ours)."""
+    if value is None:
+        return Contract()
+    if isinstance(value, Contract):
+        return value
+    if isinstance(value, str):
+        return Contract.parse(value)
+    raise TypeError(f"contract must be a moeval.Contract, its name as a str, or None; got {type(value).__name__}")
+
+
+def reference(case: Case, contract: ContractLike = None) -> Reference:
+    """The CPU (fp64) reference of `case` under a numerics contract (default: ours)."""
+    return _moeval.reference(case, as_contract(contract))
+
+
+def _torch_bits(tensor: Any, dtype: str) -> np.ndarray:
+    import torch  # only reached with a torch tensor in hand
+
+    want = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    if tensor.dtype != want:
+        raise TypeError(f"the output is a torch {tensor.dtype} tensor; the case's dtype is {dtype} ({want})")
+    return tensor.detach().contiguous().cpu().view(torch.int16).numpy().view(np.uint16)
+
+
+def to_bits(output: Any, dtype: str) -> np.ndarray:
+    """A kernel output as a C-contiguous uint16 array of `dtype` bits.
+
+    Accepts a torch fp16/bf16 tensor (any device), a numpy float16 array (fp16 only), a numpy
+    uint16 array (already bits) or a float32/float64 array (rounded once to `dtype`, to nearest even).
+    """
+    if type(output).__module__.startswith("torch"):
+        return np.ascontiguousarray(_torch_bits(output, dtype))
+    array = np.asarray(output)
+    if array.dtype == np.uint16:
+        return np.ascontiguousarray(array)
+    if array.dtype == np.float16:
+        if dtype != "fp16":
+            raise TypeError(f"the output is float16 but the case's dtype is {dtype}")
+        return np.ascontiguousarray(array).view(np.uint16)
+    if array.dtype in (np.float32, np.float64):
+        return encode(np.ascontiguousarray(array, dtype=np.float64), dtype)
+    raise TypeError(f"cannot read a kernel output of numpy dtype {array.dtype}; give fp16/bf16 bits (uint16), "
+                    "float16, float32/float64, or a torch fp16/bf16 tensor")
+
+
+def judge(case: Case, output: Any, contract: ContractLike = None, reference: Optional[Reference] = None) -> Verdict:
+    """Judge a kernel's output for `case` under a numerics contract: the Verdict of `moeval check`.
+
+    `output` is [M*topk, N] (see to_bits for the accepted types). `reference` may be passed when
+    it was computed already (it must be under the same contract).
+    """
+    wanted = as_contract(contract)
+    ref = reference if reference is not None else _moeval.reference(case, wanted)
+    if ref.contract != wanted:
+        raise ValueError(f"the reference was computed under '{ref.contract.name}', not under '{wanted.name}'")
+    return compare(ref, to_bits(output, case.dtype), case.problem.tier)
+
+
+def as_torch(bits: np.ndarray, dtype: str, device: Any = None):
+    """A torch fp16/bf16 tensor with the same bits (zero copy on the CPU; copied to `device`)."""
+    import torch
+
+    tensor = torch.from_numpy(np.asarray(bits).view(np.int16)).view({"fp16": torch.float16, "bf16": torch.bfloat16}[dtype])
+    return tensor if device is None else tensor.to(device)
+
+
+def problem_fields(problem: Problem) -> dict:
+    """Every field of a Problem, as keyword arguments of Problem(...) (JSON-friendly)."""
+    return {name: (list(getattr(problem, name)) if name == "expert_map" else getattr(problem, name)) for name in _FIELDS}
+
+
+_FIELDS = ("kind", "experts", "tokens", "topk", "hidden", "inter", "weight_type", "group_size", "act_order",
+           "is_k_full", "dtype", "routing", "renormalize", "zipf_exponent", "empty_experts", "expert_map", "tier",
+           "seed", "k_shards", "k_shard_rank")

@@ -1,0 +1,139 @@
+// Problems, numerics contracts and named matrices. Enumerations travel as their stable names
+// ("gemm1", "uint4b8", "bf16", ...), the same words moeval's reports and file names use.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "bindings.h"
+#include "moeval/fixtures/problem.h"
+#include "moeval/reference/numerics_contract.h"
+#include "moeval/testbed/matrices.h"
+
+namespace moeval::python {
+namespace {
+
+template <class Enum, std::size_t N>
+Enum parse_name(const std::string& what, const std::string& text, const Enum (&values)[N]) {
+  std::string allowed;
+  for (Enum v : values) {
+    if (text == to_string(v)) return v;
+    allowed += (allowed.empty() ? "" : ", ") + std::string(to_string(v));
+  }
+  throw std::invalid_argument(what + " '" + text + "' is not supported; allowed: " + allowed);
+}
+
+constexpr ProblemKind kKinds[] = {ProblemKind::gemm1, ProblemKind::gemm2, ProblemKind::layer};
+constexpr Tier kTiers[] = {Tier::exact, Tier::bounded};
+constexpr RoutingKind kRoutings[] = {RoutingKind::softmax_topk, RoutingKind::uniform, RoutingKind::zipf,
+                                     RoutingKind::all_to_one, RoutingKind::empty_experts};
+
+}  // namespace
+
+void bind_problem(nb::module_& m) {
+  const MoeProblem d;
+  nb::class_<MoeProblem>(m, "Problem",
+                         "One check: shapes (E experts, M tokens, topk, H hidden, I inter), quantization scheme, "
+                         "routing, expert-parallel map, tier and seed. Cases are built from it deterministically.")
+      .def(
+          "__init__",
+          [](MoeProblem* self, const std::string& kind, std::int64_t experts, std::int64_t tokens, std::int64_t topk,
+             std::int64_t hidden, std::int64_t inter, const std::string& weight_type, int group_size, bool act_order,
+             bool is_k_full, const std::string& dtype, const std::string& routing, bool renormalize,
+             double zipf_exponent, std::int64_t empty_experts, std::vector<std::int32_t> expert_map,
+             const std::string& tier, std::uint64_t seed, std::int64_t k_shards, std::int64_t k_shard_rank) {
+            MoeProblem p;
+            p.kind = parse_name("kind", kind, kKinds);
+            p.experts = experts;
+            p.tokens = tokens;
+            p.topk = topk;
+            p.hidden = hidden;
+            p.inter = inter;
+            p.scheme = {parse_weight_type(weight_type), group_size, act_order, is_k_full, parse_dtype(dtype)};
+            p.routing = {parse_name("routing", routing, kRoutings), renormalize, zipf_exponent, empty_experts};
+            p.expert_map = std::move(expert_map);
+            p.tier = parse_name("tier", tier, kTiers);
+            p.seed = seed;
+            p.k_shards = k_shards;
+            p.k_shard_rank = k_shard_rank;
+            new (self) MoeProblem(std::move(p));
+          },
+          nb::kw_only(), nb::arg("kind") = std::string(to_string(d.kind)), nb::arg("experts") = d.experts,
+          nb::arg("tokens") = d.tokens, nb::arg("topk") = d.topk, nb::arg("hidden") = d.hidden,
+          nb::arg("inter") = d.inter, nb::arg("weight_type") = std::string(to_string(d.scheme.type)),
+          nb::arg("group_size") = d.scheme.group_size, nb::arg("act_order") = d.scheme.act_order,
+          nb::arg("is_k_full") = d.scheme.is_k_full, nb::arg("dtype") = std::string(to_string(d.scheme.act)),
+          nb::arg("routing") = std::string(to_string(d.routing.kind)), nb::arg("renormalize") = d.routing.renormalize,
+          nb::arg("zipf_exponent") = d.routing.zipf_exponent, nb::arg("empty_experts") = d.routing.empty_experts,
+          nb::arg("expert_map") = std::vector<std::int32_t>{}, nb::arg("tier") = std::string(to_string(d.tier)),
+          nb::arg("seed") = d.seed, nb::arg("k_shards") = d.k_shards, nb::arg("k_shard_rank") = d.k_shard_rank)
+      .def_prop_rw("kind", [](const MoeProblem& p) { return std::string(to_string(p.kind)); },
+                   [](MoeProblem& p, const std::string& v) { p.kind = parse_name("kind", v, kKinds); })
+      .def_rw("experts", &MoeProblem::experts)
+      .def_rw("tokens", &MoeProblem::tokens)
+      .def_rw("topk", &MoeProblem::topk)
+      .def_rw("hidden", &MoeProblem::hidden)
+      .def_rw("inter", &MoeProblem::inter)
+      .def_prop_rw("weight_type", [](const MoeProblem& p) { return std::string(to_string(p.scheme.type)); },
+                   [](MoeProblem& p, const std::string& v) { p.scheme.type = parse_weight_type(v); })
+      .def_prop_rw("group_size", [](const MoeProblem& p) { return p.scheme.group_size; },
+                   [](MoeProblem& p, int v) { p.scheme.group_size = v; })
+      .def_prop_rw("act_order", [](const MoeProblem& p) { return p.scheme.act_order; },
+                   [](MoeProblem& p, bool v) { p.scheme.act_order = v; })
+      .def_prop_rw("is_k_full", [](const MoeProblem& p) { return p.scheme.is_k_full; },
+                   [](MoeProblem& p, bool v) { p.scheme.is_k_full = v; })
+      .def_prop_rw("dtype", [](const MoeProblem& p) { return std::string(to_string(p.scheme.act)); },
+                   [](MoeProblem& p, const std::string& v) { p.scheme.act = parse_dtype(v); })
+      .def_prop_rw("routing", [](const MoeProblem& p) { return std::string(to_string(p.routing.kind)); },
+                   [](MoeProblem& p, const std::string& v) { p.routing.kind = parse_name("routing", v, kRoutings); })
+      .def_prop_rw("renormalize", [](const MoeProblem& p) { return p.routing.renormalize; },
+                   [](MoeProblem& p, bool v) { p.routing.renormalize = v; })
+      .def_prop_rw("zipf_exponent", [](const MoeProblem& p) { return p.routing.zipf_exponent; },
+                   [](MoeProblem& p, double v) { p.routing.zipf_exponent = v; })
+      .def_prop_rw("empty_experts", [](const MoeProblem& p) { return p.routing.empty_experts; },
+                   [](MoeProblem& p, std::int64_t v) { p.routing.empty_experts = v; })
+      .def_rw("expert_map", &MoeProblem::expert_map)
+      .def_prop_rw("tier", [](const MoeProblem& p) { return std::string(to_string(p.tier)); },
+                   [](MoeProblem& p, const std::string& v) { p.tier = parse_name("tier", v, kTiers); })
+      .def_rw("seed", &MoeProblem::seed)
+      .def_rw("k_shards", &MoeProblem::k_shards)
+      .def_rw("k_shard_rank", &MoeProblem::k_shard_rank)
+      .def_prop_ro("scheme", [](const MoeProblem& p) { return p.scheme.name(); })
+      .def_prop_ro("local_experts", &MoeProblem::local_experts)
+      .def_prop_ro("gemm_shape", [](const MoeProblem& p) {
+        const GemmShape s = p.gemm();
+        return nb::make_tuple(s.m, s.n, s.k);
+      }, "(m, n, k) of the GEMM a gemm1/gemm2 problem checks (m = rows of A)")
+      .def("validate", &MoeProblem::validate, "Raises ValueError naming the parameter when the problem cannot exist")
+      .def_prop_ro("name", &MoeProblem::name)
+      .def("__repr__", [](const MoeProblem& p) { return "<moeval.Problem " + p.name() + ">"; });
+
+  nb::class_<reference::NumericsContract>(m, "Contract",
+                                          "Where a kernel rounds: dequant recipe, routing-weight point, determinism.")
+      .def(
+          "__init__",
+          [](reference::NumericsContract* self, const std::string& dequant, const std::string& routing_weight,
+             const std::string& determinism) {
+            reference::NumericsContract c;
+            c.dequant = parse_dequant_recipe(dequant);
+            c.routing_weight = reference::parse_routing_weight_point(routing_weight);
+            c.determinism = reference::parse_determinism(determinism);
+            new (self) reference::NumericsContract(c);
+          },
+          nb::kw_only(), nb::arg("dequant") = "sub_then_mul", nb::arg("routing_weight") = "in_fp32_sum",
+          nb::arg("determinism") = "required")
+      .def_static("parse", &reference::NumericsContract::parse, nb::arg("text"))
+      .def_prop_ro("dequant", [](const reference::NumericsContract& c) { return std::string(to_string(c.dequant)); })
+      .def_prop_ro("routing_weight", [](const reference::NumericsContract& c) { return std::string(to_string(c.routing_weight)); })
+      .def_prop_ro("determinism", [](const reference::NumericsContract& c) { return std::string(to_string(c.determinism)); })
+      .def_prop_ro("name", &reference::NumericsContract::name)
+      .def("__eq__", [](const reference::NumericsContract& a, const reference::NumericsContract& b) { return a == b; })
+      .def("__repr__", [](const reference::NumericsContract& c) { return "<moeval.Contract " + c.name() + ">"; });
+
+  m.def("matrix", &testbed::gemm_matrix, nb::arg("name"), "The GEMM problems of a named matrix (matrix_names()).");
+  m.def("matrix_names", &testbed::gemm_matrix_names);
+}
+
+}  // namespace moeval::python

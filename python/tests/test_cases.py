@@ -1,0 +1,136 @@
+"""Problems, cases, layouts and moe_align's reference from Python (CPU only)."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import moeval
+
+
+def test_problem_keywords_and_defaults_round_trip():
+    p = moeval.Problem(kind="gemm2", weight_type="uint4", group_size=32, dtype="fp16", tokens=5, seed=3)
+    assert (p.kind, p.weight_type, p.group_size, p.dtype, p.tokens, p.seed) == ("gemm2", "uint4", 32, "fp16", 5, 3)
+    again = moeval.Problem(**moeval.problem_fields(p))
+    assert again.name == p.name
+
+
+@pytest.mark.parametrize("field,value,allowed", [
+    ("weight_type", "int3", "uint4b8"),
+    ("dtype", "fp8", "bf16"),
+    ("kind", "gemm3", "gemm1, gemm2, layer"),
+    ("tier", "fuzzy", "exact, bounded"),
+    ("routing", "random", "softmax, uniform, zipf"),
+])
+def test_bad_problem_fields_are_named(field, value, allowed):
+    with pytest.raises(ValueError, match=allowed):
+        moeval.Problem(**{field: value})
+
+
+def test_impossible_problem_is_a_value_error_naming_the_parameter():
+    with pytest.raises(ValueError, match="group_size = 48"):
+        moeval.build_case(moeval.Problem(kind="gemm1", group_size=48))
+
+
+def test_matrices_have_unique_names_and_build():
+    assert set(moeval.matrix_names()) >= {"default", "smoke"}
+    smoke = moeval.matrix("smoke")
+    assert len({p.name for p in smoke}) == len(smoke)
+    assert len(moeval.matrix("default")) > len(smoke)
+    with pytest.raises(ValueError, match="known: default, smoke"):
+        moeval.matrix("huge")
+
+
+def test_arrays_are_read_only_views_that_keep_the_case_alive():
+    problem = moeval.Problem(kind="gemm1", experts=4, tokens=8, topk=2, hidden=128, inter=64)
+    a = moeval.build_case(problem).a  # the Case object is dropped at once
+    gc.collect()
+    fresh = moeval.build_case(problem)
+    assert a.dtype == np.uint16 and a.shape == (8, 128)
+    assert not a.flags.writeable
+    np.testing.assert_array_equal(a, fresh.a)
+    # Two reads of one case view the same memory (no copy per access).
+    assert np.shares_memory(fresh.a, fresh.a) and fresh.a.__array_interface__["data"][0] == fresh.a.__array_interface__["data"][0]
+
+
+def test_case_arrays_have_the_documented_shapes():
+    p = moeval.Problem(kind="gemm2", experts=8, tokens=6, topk=2, hidden=128, inter=256, weight_type="uint4", group_size=64,
+                       expert_map=[0, -1, 1, -1, 2, -1, 3, -1])
+    c = moeval.build_case(p)
+    m, n, k = c.shape
+    assert (m, n, k) == (12, 128, 256) and c.output_shape == (12, 128)
+    assert c.codes.shape == (4, 256, 128) and c.codes.max() <= 15
+    assert c.scales.shape == (4, 4, 128) and c.zeros.shape == (4, 4, 128)
+    assert c.topk_ids.shape == (6, 2) and c.topk_weights.dtype == np.float32
+    assert list(c.expert_map) == p.expert_map
+    assert c.perm is None and c.g_idx.shape == (4, 256)
+
+
+@pytest.mark.parametrize("bits,weight_type", [(4, "uint4b8"), (8, "uint8b128")])
+def test_every_layout_packs_with_its_documented_shapes(bits, weight_type):
+    c = moeval.build_case(moeval.Problem(kind="gemm1", experts=2, tokens=4, topk=1, hidden=256, inter=64,
+                                         weight_type=weight_type, group_size=64))
+    e, k, n = c.codes.shape
+    pf = 32 // bits
+    expected = {
+        "wna16": {"qweight": (e, n, k * bits // 8), "scales": (e, n, k // 64)},
+        "marlin": {"qweight": (e, k // 16, n * 16 // pf), "scales": (e, k // 64, n)},
+        "gptq": {"qweight": (e, k // pf, n), "scales": (e, k // 64, n)},
+        "compressed_tensors": {"weight_packed": (e, n, k * bits // 32), "weight_scale": (e, n, k // 64)},
+    }
+    for name, shapes in expected.items():
+        layout = c.layout(name)
+        arrays = layout.arrays
+        assert layout.attrs["bits"] == bits
+        for array, shape in shapes.items():
+            assert arrays[array].shape == shape, (name, array)
+    if bits == 4:  # AWQ is 4-bit only
+        assert c.layout("awq").arrays["qweight"].shape == (e, k, n // 8)
+    with pytest.raises(ValueError, match="allowed: wna16, marlin, gptq, awq, compressed_tensors"):
+        c.layout("exl2")
+
+
+def test_gptq_words_hold_the_logical_codes():
+    """Unpack GPTQ's qweight in numpy (8 nibbles per int32 along K, lowest first) and find the codes."""
+    c = moeval.build_case(moeval.Problem(kind="gemm1", experts=2, tokens=4, topk=1, hidden=128, inter=32))
+    q = c.layout("gptq").arrays["qweight"]
+    nibbles = np.stack([(q >> (4 * i)) & 0xF for i in range(8)], axis=2)  # [E, K/8, 8, N]
+    np.testing.assert_array_equal(nibbles.reshape(c.codes.shape), c.codes)
+
+
+@pytest.mark.parametrize("block", [8, 16, 64])
+def test_align_reference_puts_every_slot_once_in_its_experts_block(block):
+    c = moeval.build_case(moeval.Problem(kind="gemm1", experts=16, tokens=13, topk=4, routing="zipf"))
+    a = c.align(block)
+    ids = c.topk_ids.reshape(-1)
+    slots = ids.size
+    sorted_ids, experts = a["sorted_token_ids"], a["expert_ids"]
+    assert a["num_tokens_post_padded"] == sorted_ids.size == experts.size * block
+    real = sorted_ids[sorted_ids < slots]
+    assert sorted(real.tolist()) == list(range(slots))
+    assert np.all(ids[real] == np.repeat(experts, block)[sorted_ids < slots])
+    assert np.all(sorted_ids[sorted_ids >= slots] == slots)
+
+
+def test_arrays_travel_as_dlpack_without_a_copy():
+    c = moeval.build_case(moeval.Problem(kind="gemm1", experts=2, tokens=4, topk=1, hidden=128, inter=32))
+    for name in ("a", "codes", "scales", "topk_weights"):
+        array = getattr(c, name)
+        assert array.__dlpack_device__() == (1, 0)  # kDLCPU, device 0
+        imported = np.from_dlpack(array)
+        assert np.shares_memory(imported, array), name
+    wna16 = c.layout("wna16").arrays["qweight"]
+    assert np.shares_memory(np.from_dlpack(wna16), wna16)
+
+
+def test_act_order_packs_where_the_layout_carries_g_idx_and_is_refused_elsewhere():
+    c = moeval.build_case(moeval.Problem(kind="gemm2", experts=4, tokens=4, topk=2, hidden=128, inter=256,
+                                         group_size=64, act_order=True, is_k_full=False, k_shards=2, k_shard_rank=1))
+    assert c.perm is not None and c.k_shards == 2
+    for name in ("marlin", "gptq", "compressed_tensors"):
+        arrays = c.layout(name).arrays
+        g_idx = arrays["g_idx" if name != "compressed_tensors" else "weight_g_idx"]
+        assert g_idx.shape == c.g_idx.shape and g_idx.max() < 2 * 256 // 64, name
+    for name in ("wna16", "awq"):
+        with pytest.raises(ValueError, match="act"):
+            c.layout(name)

@@ -1,0 +1,119 @@
+"""judge() and the contract from Python: a numpy kernel under our contract passes every case of
+the smoke matrix; deliberate corruptions fail with a useful message; the rounding-point kernel
+passes under the contract that declares it."""
+
+import os
+
+import numpy as np
+import pytest
+
+import moeval
+from moeval import repro
+from moeval.testing import assert_moe_close
+
+import numpy_kernel
+
+
+def test_correct_numpy_kernel_passes(moeval_case):
+    verdict = assert_moe_close(numpy_kernel.run(moeval_case), moeval_case)
+    assert verdict.passed and verdict.violations == 0
+    if moeval_case.problem.tier == "bounded":
+        assert 0.0 < verdict.max_ratio <= 1.0
+
+
+def gemm2(**overrides):
+    fields = dict(kind="gemm2", experts=8, tokens=16, topk=2, hidden=64, inter=512, weight_type="uint4b8",
+                  group_size=128, dtype="bf16", seed=7)
+    fields.update(overrides)
+    return moeval.build_case(moeval.Problem(**fields))
+
+
+def test_reference_y16_is_the_rounded_value_and_passes_itself():
+    case = gemm2()
+    ref = moeval.reference(case)
+    np.testing.assert_array_equal(ref.y16, moeval.encode(np.ascontiguousarray(ref.y), case.dtype))
+    verdict = moeval.judge(case, ref.y16, reference=ref)
+    assert verdict.passed and verdict.contract == moeval.Contract()
+
+
+def test_one_scale_off_fails_at_its_column(tmp_path):
+    case = gemm2()
+    expert = int(case.topk_ids.reshape(-1)[0])
+    out = numpy_kernel.run(case, scale_off=(expert, 1, 5))
+    with pytest.raises(AssertionError) as failure:
+        assert_moe_close(out, case, repro_dir=str(tmp_path))
+    message = str(failure.value)
+    assert "worst element (" in message and ", 5) of expert" in message
+    assert "bound" in message and "ratio" in message
+    assert "pattern: confined to column 5" in message
+    path = message.rsplit("reproduce: python -m moeval.repro ", 1)[1].strip()
+    assert os.path.isfile(path)
+    verdict = repro.replay(path)
+    assert not verdict.passed and verdict.worst.col == 5
+    assert verdict.summary() == moeval.judge(case, out).summary()
+
+
+def test_permuted_rows_fail_as_whole_rows(tmp_path):
+    case = gemm2()
+    ids = case.topk_ids.reshape(-1)
+    other = int(np.flatnonzero(ids != ids[0])[0])
+    with pytest.raises(AssertionError, match=r"pattern: whole rows: 2 rows entirely outside the bound \[0, " + str(other)):
+        assert_moe_close(numpy_kernel.run(case, swap_rows=(0, other)), case, repro_dir=str(tmp_path))
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_rounding_before_the_routing_weight_needs_its_contract(dtype, tmp_path):
+    case = gemm2(dtype=dtype)
+    out = numpy_kernel.run(case, round_before_weight=True)
+    default = moeval.judge(case, out)
+    assert not default.passed and default.max_ratio > 1.0
+    with pytest.raises(AssertionError, match="fails under contract 'dequant=sub_then_mul routing_weight=in_fp32_sum"):
+        assert_moe_close(out, case, repro_dir=str(tmp_path))
+    declared = moeval.Contract(routing_weight="after_output_rounding")
+    verdict = assert_moe_close(out, case, declared)
+    assert verdict.contract == declared and "routing_weight=after_output_rounding" in verdict.summary()
+    assert verdict.max_ratio < 1.0
+    # Declaring a contract is no licence: one scale off still fails under it.
+    expert = int(case.topk_ids.reshape(-1)[0])
+    assert not moeval.judge(case, numpy_kernel.run(case, scale_off=(expert, 0, 3), round_before_weight=True), declared).passed
+
+
+def test_contract_changes_the_reference_and_the_bound():
+    case = gemm2(weight_type="uint8", group_size=32)
+    ours = moeval.reference(case)
+    fp32 = moeval.reference(case, "dequant=sub_then_mul_fp32")
+    scaled = moeval.reference(case, moeval.Contract(dequant="scaled_zero_fma"))
+    assert not np.array_equal(ours.y, fp32.y) and not np.array_equal(ours.y, scaled.y)
+    twice = moeval.reference(case, "routing_weight=after_output_rounding")
+    np.testing.assert_array_equal(twice.y, ours.y)  # the same exact value, a wider bound
+    assert twice.output_roundings == 2 and np.all(twice.bounds() >= ours.bounds())
+    with pytest.raises(ValueError, match="allowed: sub_then_mul, sub_then_mul_fp32, scaled_zero_fma"):
+        moeval.Contract(dequant="fma")
+
+
+def test_exact_tier_reports_bits(tmp_path):
+    case = gemm2(tier="exact", inter=128)
+    out = numpy_kernel.run(case)
+    assert moeval.judge(case, out).passed
+    out[3, 7] ^= 1  # one ulp
+    with pytest.raises(AssertionError, match=r"pattern: a single element, \(3, 7\)"):
+        assert_moe_close(out, case, repro_dir=str(tmp_path))
+
+
+def test_outputs_of_the_wrong_shape_or_type_are_refused():
+    case = gemm2()
+    with pytest.raises(ValueError, match="routed rows"):
+        moeval.judge(case, np.zeros((3, 3), np.uint16))
+    with pytest.raises(TypeError, match="int32"):
+        moeval.judge(case, np.zeros(case.output_shape, np.int32))
+    with pytest.raises(TypeError, match="float16 but the case's dtype is bf16"):
+        moeval.judge(case, np.zeros(case.output_shape, np.float16))
+
+
+def test_torch_outputs_are_read_as_bits():
+    torch = pytest.importorskip("torch")
+    case = gemm2(dtype="fp16")
+    bits = numpy_kernel.run(case)
+    assert moeval.judge(case, moeval.as_torch(bits, "fp16")).passed
+    with pytest.raises(TypeError, match="bfloat16"):
+        moeval.judge(case, torch.zeros(case.output_shape, dtype=torch.bfloat16))
