@@ -1,0 +1,178 @@
+// `moeval check` as a user runs it, on the CPU (GPU jobs are SKIPPED without a device): --list
+// needs no GPU and runs nothing, the launchers' environment picks the shard, the shards' reports
+// merge into the single run's report, and Ctrl-C still writes the partial report.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit = -1;
+  std::string output;
+};
+
+// `env` is prepended to the command ("VAR=value ..."), the way a launcher sets it.
+Outcome run(const std::string& args, const std::string& env = "") {
+  Outcome r;
+  FILE* pipe = ::popen((env + " " + std::string(MOEVAL_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  if (!pipe) return r;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+std::size_t count_lines(const std::string& text) {
+  std::size_t n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+class CheckCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("moeval-check-cli-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(CheckCli, ListPrintsTheJobsAndRunsNothing) {
+  const Outcome r = run("check --matrix quick --list --out " + (dir_ / "never").string());
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_NE(r.output.find("22 jobs of the quick matrix; nothing was run"), std::string::npos) << r.output;
+  EXPECT_EQ(count_lines(r.output), 23u) << r.output;
+  EXPECT_NE(r.output.find("golden wna16.h5"), std::string::npos);
+  EXPECT_NE(r.output.find("moe_forward[marlin] layer-"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "never")) << "--list writes no report";
+}
+
+TEST_F(CheckCli, ShardFromTheLaunchersEnvironment) {
+  const Outcome slurm = run("check --matrix quick --list", "SLURM_PROCID=1 SLURM_NTASKS=2");
+  EXPECT_NE(slurm.output.find("11 jobs of the quick matrix in shard 1/2 (of 22 selected)"), std::string::npos) << slurm.output;
+  const Outcome option = run("check --matrix quick --list --shard 5/7");
+  EXPECT_NE(option.output.find("3 jobs of the quick matrix in shard 5/7 (of 22 selected)"), std::string::npos) << option.output;
+  const Outcome bad = run("check --matrix quick --list --shard 2/2");
+  EXPECT_EQ(bad.exit, 2);
+  EXPECT_NE(bad.output.find("--shard: '2/2': INDEX must be 0..1 (shards count from 0)"), std::string::npos) << bad.output;
+  const Outcome none = run("check --matrix quick --list --filter kernel=cutlass");
+  EXPECT_EQ(none.exit, 2);
+  EXPECT_NE(none.output.find("--filter 'kernel=cutlass' selects none of the 22 jobs of the quick matrix"), std::string::npos)
+      << none.output;
+  const Outcome ompi = run("check --matrix quick --list", "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=4");
+  EXPECT_NE(ompi.output.find("6 jobs of the quick matrix in shard 0/4 (of 22 selected)"), std::string::npos) << ompi.output;
+}
+
+// What may differ between a merged report and a single run's: when and where it ran.
+nlohmann::json without_timing(nlohmann::json j) {
+  for (const char* k : {"start_time", "end_time", "duration_s", "host", "hosts", "merged_from", "devices", "command"}) {
+    j["run"].erase(k);
+  }
+  j["run"]["shard"].erase("source");
+  for (auto& c : j["checks"]) {
+    c.erase("time_s");
+    c.erase("device");
+  }
+  return j;
+}
+
+TEST_F(CheckCli, ShardsMergeIntoTheSingleRunReport) {
+  // Two golden families (real CPU work) and the GEMM jobs (SKIPPED without a device).
+  const std::string selection = "check --cpu-only --matrix quick --filter 'id=golden layer.h5|golden marlin.h5|wna16_moe *'";
+  const Outcome single = run(selection + " --out " + (dir_ / "single").string());
+  ASSERT_EQ(single.exit, 0) << single.output;
+  for (int i = 0; i < 3; ++i) {
+    const Outcome shard = run(selection + " --shard " + std::to_string(i) + "/3 --out " + (dir_ / "sharded").string());
+    ASSERT_EQ(shard.exit, 0) << shard.output;
+  }
+  ASSERT_TRUE(fs::exists(dir_ / "sharded" / "shard-2-of-3" / "junit.xml"));
+  const Outcome merge = run("report merge --out " + (dir_ / "merged").string() + " " + (dir_ / "sharded").string());
+  ASSERT_EQ(merge.exit, 0) << merge.output;
+  EXPECT_NE(merge.output.find("report merge: 3 shards into"), std::string::npos) << merge.output;
+  const nlohmann::json one = read_json(dir_ / "single" / "report.json");
+  const nlohmann::json merged = read_json(dir_ / "merged" / "report.json");
+  EXPECT_EQ(one["summary"]["passed"], 2);
+  EXPECT_GT(one["summary"]["skipped"].get<int>(), 0);
+  EXPECT_EQ(without_timing(merged), without_timing(one));
+  // The merged directory is a complete report too: its lines load back to the same report.
+  EXPECT_TRUE(fs::exists(dir_ / "merged" / "results.csv"));
+  const Outcome again = run("report merge --out " + (dir_ / "again").string() + " " + (dir_ / "merged").string());
+  ASSERT_EQ(again.exit, 0) << again.output;
+  EXPECT_EQ(without_timing(read_json(dir_ / "again" / "report.json")), without_timing(one));
+  // A missing shard is refused.
+  const Outcome partial = run("report merge --out " + (dir_ / "bad").string() + " " + (dir_ / "sharded" / "shard-0-of-3").string());
+  EXPECT_EQ(partial.exit, 2);
+  EXPECT_NE(partial.output.find("shard 1/3 is missing"), std::string::npos) << partial.output;
+}
+
+TEST_F(CheckCli, CtrlCWritesThePartialReport) {
+  const fs::path out = dir_ / "report";
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::dup2(fds[1], 1);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::execl(MOEVAL_BINARY, "moeval", "check", "--cpu-only", "--filter", "kind=golden", "--out", out.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  // The first result line: one golden family is done, three are left.
+  std::string text, line;
+  char c;
+  bool first = false;
+  while (!first && ::read(fds[0], &c, 1) == 1) {
+    text += c;
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
+    first = line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0;
+    line.clear();
+  }
+  ASSERT_TRUE(first) << text;
+  ::kill(child, SIGINT);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  while (::read(fds[0], &c, 1) == 1) text += c;
+  ::close(fds[0]);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "ends by SIGINT as a shell expects; output:\n" << text;
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+  EXPECT_NE(text.find("check: interrupted after"), std::string::npos) << text;
+  const nlohmann::json report = read_json(out / "report.json");
+  EXPECT_EQ(report["complete"], true);
+  EXPECT_EQ(report["interrupted"], true);
+  EXPECT_GE(report["checks"].size(), 1u);
+  EXPECT_GT(report["summary"]["not_run"].get<int>(), 0) << report["summary"];
+  EXPECT_TRUE(fs::exists(out / "junit.xml"));
+  for (const auto& e : fs::directory_iterator(out)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temp left: " << e.path();
+  }
+}
+
+}  // namespace
