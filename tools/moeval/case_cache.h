@@ -1,7 +1,7 @@
-// The GEMM case and its CPU reference, built once for the jobs that share them. A matrix lists each
-// case on every kernel in turn, and the workers of several devices take neighbouring jobs at the
-// same time: the first asks builds, the others wait for it (building the weights of a case costs
-// far more than running a kernel on it). The few most recent cases are kept.
+// The GEMM case and its CPU reference, built once for the jobs that share them (a case on every
+// kernel: building the weights of a case costs far more than running a kernel on it). Safe for
+// several workers: the first to ask builds, any other asking for the same case waits for it. The
+// few most recent cases are kept.
 #pragma once
 
 #include <cstddef>

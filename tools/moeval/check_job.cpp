@@ -39,4 +39,15 @@ nlohmann::json Job::params() const {
   return j;
 }
 
+void number_jobs(std::vector<Job>& jobs) {
+  std::size_t group = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].index = i;
+    const bool same_case = i > 0 && jobs[i].kind == JobKind::gemm && jobs[i - 1].kind == JobKind::gemm &&
+                           jobs[i].case_name() == jobs[i - 1].case_name();
+    if (i > 0 && !same_case) ++group;
+    jobs[i].group = group;
+  }
+}
+
 }  // namespace moeval::cli

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "moeval/fixtures/problem.h"
 #include "moeval/golden/corpus.h"
@@ -30,6 +31,9 @@ struct Job {
   // Position in the selected list (after --filter, before --shard): the order of every report,
   // so that merged shards read like one run.
   std::size_t index = 0;
+  // Jobs that share one case (a GEMM case on each kernel, listed next to each other) share a group:
+  // one worker runs them one after the other, building the case once, and one shard owns them.
+  std::size_t group = 0;
 
   // Unique within a matrix: "<kernel> <case name>" ("golden wna16.h5" for a golden family).
   std::string id() const;
@@ -43,5 +47,9 @@ struct Job {
   // dtype, routing, tier, seed, local experts (EP) and K shard; {"family": ...} for a golden job.
   nlohmann::json params() const;
 };
+
+// Sets index = position and group (a new group wherever the case changes, and for every job that
+// is not a GEMM case).
+void number_jobs(std::vector<Job>& jobs);
 
 }  // namespace moeval::cli

@@ -127,7 +127,7 @@ std::vector<Job> select_jobs(std::vector<Job> jobs, const std::vector<JobFilter>
       out.push_back(std::move(j));
     }
   }
-  for (std::size_t i = 0; i < out.size(); ++i) out[i].index = i;
+  number_jobs(out);
   return out;
 }
 

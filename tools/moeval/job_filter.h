@@ -38,7 +38,7 @@ class JobFilter {
   std::vector<Term> terms_;
 };
 
-// The jobs every filter selects (several --filter options: all must hold), `index` renumbered.
+// The jobs every filter selects (several --filter options: all must hold), index and group renumbered.
 std::vector<Job> select_jobs(std::vector<Job> jobs, const std::vector<JobFilter>& filters);
 
 }  // namespace moeval::cli

@@ -183,13 +183,22 @@ void run_jobs(const std::vector<Job>& jobs, const std::vector<int>& devices, con
   CaseCache cache(devices.size() + 2);
   JobRunOptions shared = options;
   if (!shared.cache) shared.cache = &cache;
+  // The queue hands out groups (a case on every kernel): a worker builds the case once and runs
+  // it on each kernel, while the other workers build other cases.
+  std::vector<std::size_t> starts;  // first job of each group
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (i == 0 || jobs[i].group != jobs[i - 1].group) starts.push_back(i);
+  }
+  starts.push_back(jobs.size());
   std::atomic<std::size_t> next{0};
   std::mutex report_mutex;
   const auto worker = [&](int device) {
-    for (std::size_t i = next++; i < jobs.size() && !stop.load(); i = next++) {
-      const nlohmann::json rec = run_job(jobs[i], device, shared);
-      const std::lock_guard<std::mutex> lock(report_mutex);
-      on_record(rec);
+    for (std::size_t g = next++; g + 1 < starts.size() && !stop.load(); g = next++) {
+      for (std::size_t i = starts[g]; i < starts[g + 1] && !stop.load(); ++i) {
+        const nlohmann::json rec = run_job(jobs[i], device, shared);
+        const std::lock_guard<std::mutex> lock(report_mutex);
+        on_record(rec);
+      }
     }
   };
   if (devices.size() <= 1) {

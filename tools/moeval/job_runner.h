@@ -33,8 +33,8 @@ nlohmann::json run_job(const Job& job, int device, const JobRunOptions& options)
 nlohmann::json skipped_record(const Job& job, const std::string& reason);
 
 // Runs `jobs` on one worker per device (one CPU worker when `devices` is empty), each worker
-// taking the next job until none is left or `stop` is set; `on_record` is called from the workers,
-// one call at a time, with each record.
+// taking the next group of jobs (Job::group) until none is left or `stop` is set; `on_record` is
+// called from the workers, one call at a time, with each record.
 void run_jobs(const std::vector<Job>& jobs, const std::vector<int>& devices, const JobRunOptions& options,
               const std::function<void(const nlohmann::json&)>& on_record, const std::atomic<bool>& stop);
 

@@ -294,7 +294,7 @@ std::vector<Job> build_jobs(const MatrixOptions& options) {
       add(j);
     });
   }
-  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].index = i;
+  number_jobs(jobs);
   return jobs;
 }
 

@@ -72,7 +72,7 @@ Shard resolve_shard(const std::string& option, const EnvLookup& env) {
 std::vector<Job> shard_jobs(const std::vector<Job>& jobs, const Shard& shard) {
   std::vector<Job> out;
   for (const Job& j : jobs) {
-    if (shard.owns(j.index)) out.push_back(j);
+    if (shard.owns(j)) out.push_back(j);
   }
   return out;
 }

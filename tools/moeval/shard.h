@@ -1,7 +1,8 @@
 // Splitting one selection of jobs over processes that never talk to each other: --shard i/n, or
-// the rank and size the launcher put in the environment. Job j belongs to shard j mod n, so every
-// job runs exactly once across the n shards and each shard gets a mix of cheap and costly jobs
-// (the matrices list similar jobs next to each other).
+// the rank and size the launcher put in the environment. The jobs of group g (one case on every
+// kernel) belong to shard g mod n, so every job runs exactly once across the n shards, a case is
+// built by one shard only, and each shard gets a mix of cheap and costly cases (the matrices list
+// similar cases next to each other).
 #pragma once
 
 #include <cstddef>
@@ -19,7 +20,7 @@ struct Shard {
   int count = 1;
   std::string source = "none";  // "--shard", "SLURM_PROCID/SLURM_NTASKS", ...
 
-  bool owns(std::size_t job_index) const { return int(job_index % std::size_t(count)) == index; }
+  bool owns(const Job& job) const { return int(job.group % std::size_t(count)) == index; }
   std::string label() const;  // "2/4": INDEX/COUNT, as --shard takes it
 };
 

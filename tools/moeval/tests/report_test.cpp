@@ -15,6 +15,7 @@
 #include "report_formats.h"
 #include "report_merge.h"
 #include "run_header.h"
+#include "shard.h"
 
 namespace moeval::cli {
 namespace {
@@ -210,10 +211,7 @@ TEST_P(MergeEqualsOneRun, ForShardsOfTheQuickMatrix) {
   std::vector<RunReport> shards;
   std::vector<fs::path> dirs;
   for (int i = n - 1; i >= 0; --i) {  // given in any order
-    std::vector<Job> mine;
-    for (const Job& j : jobs) {
-      if (int(j.index % std::size_t(n)) == i) mine.push_back(j);
-    }
+    const std::vector<Job> mine = shard_jobs(jobs, Shard{i, n, "--shard"});
     dirs.push_back(dir_ / ("shard-" + std::to_string(i)));
     shards.push_back(write_run(dirs.back(), jobs, mine, Shard{i, n, "--shard"}));
   }
@@ -230,13 +228,7 @@ INSTANTIATE_TEST_SUITE_P(Shards, MergeEqualsOneRun, ::testing::Values(1, 2, 3, 5
 
 TEST_F(ReportTest, MergeRefusesWhatIsNotOneSelection) {
   const auto jobs = quick_jobs();
-  auto half = [&](int i) {
-    std::vector<Job> mine;
-    for (const Job& j : jobs) {
-      if (int(j.index % 2) == i) mine.push_back(j);
-    }
-    return mine;
-  };
+  auto half = [&](int i) { return shard_jobs(jobs, Shard{i, 2, "--shard"}); };
   write_run(dir_ / "a", jobs, half(0), Shard{0, 2, "--shard"});
   write_run(dir_ / "b", jobs, half(1), Shard{1, 2, "--shard"});
   const auto expect_error = [&](const std::vector<fs::path>& dirs, const std::string& message) {

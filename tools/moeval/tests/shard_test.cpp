@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "exit_codes.h"
 #include "job_filter.h"
@@ -29,18 +30,35 @@ TEST_P(EveryJobOnce, AcrossTheShardsOfTheStandardMatrix) {
     const auto jobs = selection(MatrixName::standard, filter);
     std::map<std::string, int> runs;
     std::size_t total = 0;
+    const std::size_t groups_total = jobs.empty() ? 0 : jobs.back().group + 1;
     for (int i = 0; i < n; ++i) {
       const auto mine = shard_jobs(jobs, Shard{i, n, "test"});
       total += mine.size();
-      // Shards differ in size by at most one job.
-      EXPECT_LE(mine.size(), jobs.size() / std::size_t(n) + 1);
-      EXPECT_GE(mine.size(), jobs.size() / std::size_t(n));
+      // Shards differ by at most one group (a case on every kernel), and own whole groups.
+      std::set<std::size_t> groups;
+      for (const Job& j : mine) groups.insert(j.group);
+      EXPECT_LE(groups.size(), groups_total / std::size_t(n) + 1);
+      EXPECT_GE(groups.size(), groups_total / std::size_t(n));
       for (const Job& j : mine) ++runs[j.id()];
+      for (const Job& j : jobs) {
+        if (groups.count(j.group)) {
+          EXPECT_EQ(j.group % std::size_t(n), std::size_t(i)) << j.id();
+        }
+      }
     }
     EXPECT_EQ(total, jobs.size()) << filter;
     EXPECT_EQ(runs.size(), jobs.size()) << filter;
     for (const auto& [id, count] : runs) EXPECT_EQ(count, 1) << id;
   }
+}
+
+TEST(Groups, AGemmCaseOnEveryKernelIsOneGroup) {
+  const auto jobs = selection(MatrixName::quick, "");
+  for (std::size_t i = 1; i < jobs.size(); ++i) {
+    const bool same = jobs[i].kind == JobKind::gemm && jobs[i].case_name() == jobs[i - 1].case_name();
+    EXPECT_EQ(jobs[i].group, jobs[i - 1].group + (same ? 0 : 1)) << jobs[i].id();
+  }
+  EXPECT_EQ(jobs.back().group, 13u) << "4 golden families, 8 GEMM cases, 2 layers";
 }
 
 INSTANTIATE_TEST_SUITE_P(Counts, EveryJobOnce, ::testing::Values(1, 2, 3, 7, 16, 1000),
