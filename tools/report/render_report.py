@@ -257,6 +257,7 @@ def main():
     try:
         with os.fdopen(fd, "w") as f:
             f.write(page)
+        os.chmod(temp, 0o644)  # mkstemp's 0600 would keep the page from a web server or a colleague
         os.replace(temp, out)
     except BaseException:
         os.unlink(temp)
