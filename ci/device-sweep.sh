@@ -14,7 +14,7 @@ set -uo pipefail
 source ci/device-unpack.sh
 moeval=build/tools/moeval/moeval
 status=0
-selection=(--matrix standard --filter 'kind!=golden')
+selection=(--matrix standard --filter 'kind!=golden' --require-gpu)
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader | tee "$out/devices.txt"
 summary="$out/sweep-summary.txt"
 : > "$summary"
@@ -81,7 +81,7 @@ PY
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 for tool in memcheck racecheck; do
   start=$(date +%s)
-  "$sanitizer" --tool "$tool" --error-exitcode 99 "$moeval" check --matrix quick --filter 'kind!=golden' --device 0 \
+  "$sanitizer" --tool "$tool" --error-exitcode 99 "$moeval" check --matrix quick --filter 'kind!=golden' --require-gpu --device 0 \
       --out "$out/quick-$tool" > "$out/quick-$tool.log" 2>&1
   rc=$?
   say "quick matrix under $tool: exit $rc in $(( $(date +%s) - start )) s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/quick-$tool.log" | tail -1)"
