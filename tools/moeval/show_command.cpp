@@ -59,16 +59,16 @@ void show_case(const golden::GoldenReader& reader, const std::string& name) {
 
 int run_show(const ShowOptions& o) {
   const golden::GoldenReader reader(o.file);
+  if (!o.case_name.empty() && !reader.has_case(o.case_name)) {
+    throw UsageError("--case: '" + o.case_name + "' is not a case of " + o.file + " (" +
+                     count_of(long(reader.case_names().size()), "case") + "; `moeval show " + o.file + "` lists them)");
+  }
   const golden::Provenance& prov = reader.provenance();
   std::printf("%s: %s file (family '%s'), schema %lld, written by %s at commit %s on %s, reference %s; %s\n", o.file.c_str(),
               reader.family() == "repro" ? "reproduce" : "golden", reader.family().c_str(),
               static_cast<long long>(prov.schema_version), prov.generator_version.c_str(), prov.git_commit.c_str(),
               prov.date.c_str(), prov.reference_backend.c_str(), count_of(long(reader.case_names().size()), "case").c_str());
   if (!o.case_name.empty()) {
-    if (!reader.has_case(o.case_name)) {
-      throw UsageError("--case: '" + o.case_name + "' is not a case of " + o.file + " (" +
-                       count_of(long(reader.case_names().size()), "case") + "; `moeval show " + o.file + "` lists them)");
-    }
     show_case(reader, o.case_name);
     return kPass;
   }

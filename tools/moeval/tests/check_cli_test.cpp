@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -125,6 +126,25 @@ TEST_F(CheckCli, ShardsMergeIntoTheSingleRunReport) {
   const Outcome partial = run("report merge --out " + (dir_ / "bad").string() + " " + (dir_ / "sharded" / "shard-0-of-3").string());
   EXPECT_EQ(partial.exit, 2);
   EXPECT_NE(partial.output.find("shard 1/3 is missing"), std::string::npos) << partial.output;
+}
+
+TEST_F(CheckCli, ShowPrintsAGoldenFilesCasesAndRefusesAnUnknownCase) {
+  const std::string file = std::string(MOEVAL_GOLDEN_DATA) + "/layer.h5";
+  const Outcome all = run("show " + file);
+  EXPECT_EQ(all.exit, 0) << all.output;
+  EXPECT_NE(all.output.find("golden file (family 'layer'), schema 1"), std::string::npos) << all.output;
+  const std::size_t lines = std::count(all.output.begin(), all.output.end(), '\n');
+  EXPECT_NE(all.output.find("\ncase layer-"), std::string::npos);
+  EXPECT_NE(all.output.find("  problem: layer, E "), std::string::npos);
+  EXPECT_NE(all.output.find("expected/gemm1/y16"), std::string::npos);
+  const Outcome bad = run("show " + file + " --case nope");
+  EXPECT_EQ(bad.exit, 2);
+  EXPECT_NE(bad.output.find("moeval show: error: --case: 'nope' is not a case of " + file), std::string::npos) << bad.output;
+  EXPECT_EQ(bad.output.find("schema 1"), std::string::npos) << "the error comes before anything else";
+  const Outcome corrupt = run("show /etc/passwd");
+  EXPECT_EQ(corrupt.exit, 2);
+  EXPECT_NE(corrupt.output.find("is not an HDF5 file"), std::string::npos) << corrupt.output;
+  EXPECT_GT(lines, 20u) << "every case and its datasets";
 }
 
 TEST_F(CheckCli, CtrlCWritesThePartialReport) {
