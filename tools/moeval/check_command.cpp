@@ -194,6 +194,7 @@ int run_check(const CheckOptions& options, const std::string& command) {
   run_options.repro_dir = options.repro_dir;
   run_options.golden_dir = options.golden_dir;
   run_options.gpu_skip_reason = gpu_missing;
+  run_options.devices = plan.devices;
   Progress progress(to_run.size(), ::isatty(2) == 1);
   StopOnSignal stop;
   const auto start = std::chrono::steady_clock::now();

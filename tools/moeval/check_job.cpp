@@ -6,9 +6,12 @@ std::string Job::case_name() const {
   return kind == JobKind::golden ? std::string(golden::to_string(family)) + ".h5" : problem.name();
 }
 
-std::string Job::id() const { return kernel + " " + case_name(); }
+std::string Job::id() const {
+  return kernel + " " + case_name() + (kind == JobKind::cross_device ? " on every device" : "");
+}
 
 std::string Job::kind_name() const {
+  if (kind == JobKind::cross_device) return "cross_device";
   return kind == JobKind::golden ? "golden" : std::string(to_string(problem.kind));
 }
 

@@ -1,5 +1,6 @@
 // One unit of work of `moeval check`: a GEMM case on one registered kernel, a whole-layer case on
-// one weight format, or one golden family regenerated on the CPU. Jobs are what the named matrices
+// one weight format, one golden family regenerated on the CPU, or a GEMM case on one kernel on
+// every device (cross-device agreement). Jobs are what the named matrices
 // produce, what --filter selects, what --shard partitions and what a report holds one record of.
 #pragma once
 
@@ -15,7 +16,9 @@
 
 namespace moeval::cli {
 
-enum class JobKind { golden, gemm, layer };
+// cross_device: one GEMM case on one kernel on every device of the run, outputs compared bitwise
+// (SKIPPED with fewer than two devices).
+enum class JobKind { golden, gemm, layer, cross_device };
 
 struct Job {
   JobKind kind = JobKind::gemm;
@@ -35,11 +38,12 @@ struct Job {
   // one worker runs them one after the other, building the case once, and one shard owns them.
   std::size_t group = 0;
 
-  // Unique within a matrix: "<kernel> <case name>" ("golden wna16.h5" for a golden family).
+  // Unique within a matrix: "<kernel> <case name>" ("golden wna16.h5" for a golden family, and
+  // "<kernel> <case name> on every device" for a cross-device job).
   std::string id() const;
   // The case name alone (problem.name(), or "<family>.h5").
   std::string case_name() const;
-  // "gemm1", "gemm2", "layer" or "golden".
+  // "gemm1", "gemm2", "layer", "golden" or "cross_device".
   std::string kind_name() const;
   // "exact", "bounded" or "golden".
   std::string tier_name() const;

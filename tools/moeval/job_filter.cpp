@@ -15,7 +15,7 @@ namespace {
 const std::map<std::string, std::vector<std::string>>& closed_keys() {
   // Keys whose values form a closed set: a value outside it is a typo, said so at once.
   static const std::map<std::string, std::vector<std::string>> keys{
-      {"kind", {"gemm1", "gemm2", "layer", "golden"}},
+      {"kind", {"gemm1", "gemm2", "layer", "golden", "cross_device"}},
       {"dtype", {"fp16", "bf16"}},
       {"tier", {"exact", "bounded", "golden"}},
       {"group", {"-1", "channelwise", "32", "64", "128"}},

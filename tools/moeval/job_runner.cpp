@@ -69,6 +69,14 @@ void add_verdict(nlohmann::json& rec, const tolerance::Verdict& v, const std::st
   rec["canaries_intact"] = optional_bool(v.canaries_intact);
 }
 
+std::shared_ptr<const GemmInputs> inputs_of(const Job& job, const JobRunOptions& options) {
+  if (options.cache) return options.cache->get(job.problem);
+  auto own = std::make_shared<GemmInputs>();
+  own->gemm_case = build_gemm_case(job.problem);
+  own->reference = reference::reference_gemm(own->gemm_case);
+  return own;
+}
+
 void run_gemm(const Job& job, int device, const JobRunOptions& options, nlohmann::json& rec) {
   const auto kernel = testbed::KernelRegistry::instance().find(job.kernel);
   if (!kernel) {
@@ -76,15 +84,7 @@ void run_gemm(const Job& job, int device, const JobRunOptions& options, nlohmann
     rec["reason"] = "no registered kernel is named '" + job.kernel + "'";
     return;
   }
-  std::shared_ptr<const GemmInputs> inputs;
-  if (options.cache) {
-    inputs = options.cache->get(job.problem);
-  } else {
-    auto own = std::make_shared<GemmInputs>();
-    own->gemm_case = build_gemm_case(job.problem);
-    own->reference = reference::reference_gemm(own->gemm_case);
-    inputs = std::move(own);
-  }
+  const std::shared_ptr<const GemmInputs> inputs = inputs_of(job, options);
   const GemmCase& c = inputs->gemm_case;
   const reference::ReferenceOutput& reference = inputs->reference;
   if (auto why = kernel->unsupported_reason(c); !why.empty()) {
@@ -112,6 +112,42 @@ void run_gemm(const Job& job, int device, const JobRunOptions& options, nlohmann
     reason += "\n  reproduce file not written: " + std::string(e.what());
   }
   rec["reason"] = reason;
+}
+
+// The case on every device of the run: each against the reference, each output bitwise equal to
+// the first device's (a kernel whose result depends on the device it runs on is named even when
+// each device passes its own check).
+void run_cross_device(const Job& job, const JobRunOptions& options, nlohmann::json& rec) {
+  if (options.devices.size() < 2) {
+    rec["reason"] = "needs two devices; this run has " + std::to_string(options.devices.size());
+    return;
+  }
+  const auto kernel = testbed::KernelRegistry::instance().find(job.kernel);
+  if (!kernel) throw std::runtime_error("no registered kernel is named '" + job.kernel + "'");
+  const auto inputs = inputs_of(job, options);
+  if (auto why = kernel->unsupported_reason(inputs->gemm_case); !why.empty()) {
+    rec["reason"] = "unsupported: " + why;
+    return;
+  }
+  std::string reason;
+  std::vector<std::uint16_t> first;
+  for (int d : options.devices) {
+    const auto r = testbed::run_gemm_case(*kernel, inputs->gemm_case, d, &inputs->reference);
+    if (!r.pass()) reason += (reason.empty() ? "" : "\n") + r.summary();
+    if (d == options.devices.front()) {
+      first = r.output;
+      add_verdict(rec, r.verdict);
+    } else if (r.output != first) {
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < first.size() && i < r.output.size(); ++i) differ += first[i] != r.output[i];
+      reason += (reason.empty() ? "" : "\n") + std::string("device ") + std::to_string(d) + " differs bitwise from device " +
+                std::to_string(options.devices.front()) + " in " + std::to_string(differ) + " of " +
+                std::to_string(first.size()) + " outputs";
+    }
+  }
+  rec["status"] = reason.empty() ? "PASS" : "FAIL";
+  rec["reason"] = reason;
+  rec["devices"] = options.devices;
 }
 
 void run_layer(const Job& job, int device, nlohmann::json& rec) {
@@ -160,13 +196,15 @@ nlohmann::json skipped_record(const Job& job, const std::string& reason) {
 
 nlohmann::json run_job(const Job& job, int device, const JobRunOptions& options) {
   if (job.kind != JobKind::golden && device < 0) return skipped_record(job, options.gpu_skip_reason);
-  nlohmann::json rec = base_record(job, job.kind == JobKind::golden ? -1 : device);
+  const bool on_one_device = job.kind == JobKind::gemm || job.kind == JobKind::layer;
+  nlohmann::json rec = base_record(job, on_one_device ? device : -1);
   const auto start = std::chrono::steady_clock::now();
   try {
     switch (job.kind) {
       case JobKind::golden: run_golden(job, options, rec); break;
       case JobKind::gemm: run_gemm(job, device, options, rec); break;
       case JobKind::layer: run_layer(job, device, rec); break;
+      case JobKind::cross_device: run_cross_device(job, options, rec); break;
     }
   } catch (const std::exception& e) {
     rec["status"] = "FAIL";

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct JobRunOptions {
   std::string golden_dir;                  // empty: the source tree's golden/data
   std::string gpu_skip_reason;             // why GPU jobs cannot run here ("" when devices exist)
   CaseCache* cache = nullptr;              // GEMM cases shared between jobs (run_jobs makes one)
+  std::vector<int> devices;                // every device of the run (cross-device jobs use them all)
 };
 
 // The record of one job (docs/reports.md): the job's identity and parameters, the device, status

@@ -282,6 +282,21 @@ std::vector<Job> build_jobs(const MatrixOptions& options) {
       }
     });
   }
+  // Cross-device agreement: the first few GEMM cases without act-order on every kernel, on every
+  // device of the run.
+  std::size_t cross = 0;
+  for (const Entry& e : entries) {
+    if (e.layer || e.problem.scheme.act_order || cross == 4) continue;
+    ++cross;
+    for (const std::string& kernel : options.kernels) {
+      Job j;
+      j.kind = JobKind::cross_device;
+      j.kernel = kernel;
+      j.shape = "cross-device";
+      j.problem = e.problem;
+      add(j);
+    }
+  }
   for (const Entry& e : entries) {
     if (!e.layer) continue;
     seeded(e, [&](const MoeProblem& p) {

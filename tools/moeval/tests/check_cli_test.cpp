@@ -63,8 +63,8 @@ class CheckCli : public ::testing::Test {
 TEST_F(CheckCli, ListPrintsTheJobsAndRunsNothing) {
   const Outcome r = run("check --matrix quick --list --out " + (dir_ / "never").string());
   EXPECT_EQ(r.exit, 0) << r.output;
-  EXPECT_NE(r.output.find("22 jobs of the quick matrix; nothing was run"), std::string::npos) << r.output;
-  EXPECT_EQ(count_lines(r.output), 23u) << r.output;
+  EXPECT_NE(r.output.find("30 jobs of the quick matrix; nothing was run"), std::string::npos) << r.output;
+  EXPECT_EQ(count_lines(r.output), 31u) << r.output;
   EXPECT_NE(r.output.find("golden wna16.h5"), std::string::npos);
   EXPECT_NE(r.output.find("moe_forward[marlin] layer-"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir_ / "never")) << "--list writes no report";
@@ -72,18 +72,18 @@ TEST_F(CheckCli, ListPrintsTheJobsAndRunsNothing) {
 
 TEST_F(CheckCli, ShardFromTheLaunchersEnvironment) {
   const Outcome slurm = run("check --matrix quick --list", "SLURM_PROCID=1 SLURM_NTASKS=2");
-  EXPECT_NE(slurm.output.find("11 jobs of the quick matrix in shard 1/2 (of 22 selected)"), std::string::npos) << slurm.output;
+  EXPECT_NE(slurm.output.find("15 jobs of the quick matrix in shard 1/2 (of 30 selected)"), std::string::npos) << slurm.output;
   const Outcome option = run("check --matrix quick --list --shard 5/7");
-  EXPECT_NE(option.output.find("3 jobs of the quick matrix in shard 5/7 (of 22 selected)"), std::string::npos) << option.output;
+  EXPECT_NE(option.output.find("4 jobs of the quick matrix in shard 5/7 (of 30 selected)"), std::string::npos) << option.output;
   const Outcome bad = run("check --matrix quick --list --shard 2/2");
   EXPECT_EQ(bad.exit, 2);
   EXPECT_NE(bad.output.find("--shard: '2/2': INDEX must be 0..1 (shards count from 0)"), std::string::npos) << bad.output;
   const Outcome none = run("check --matrix quick --list --filter kernel=cutlass");
   EXPECT_EQ(none.exit, 2);
-  EXPECT_NE(none.output.find("--filter 'kernel=cutlass' selects none of the 22 jobs of the quick matrix"), std::string::npos)
+  EXPECT_NE(none.output.find("--filter 'kernel=cutlass' selects none of the 30 jobs of the quick matrix"), std::string::npos)
       << none.output;
   const Outcome ompi = run("check --matrix quick --list", "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=4");
-  EXPECT_NE(ompi.output.find("6 jobs of the quick matrix in shard 0/4 (of 22 selected)"), std::string::npos) << ompi.output;
+  EXPECT_NE(ompi.output.find("8 jobs of the quick matrix in shard 0/4 (of 30 selected)"), std::string::npos) << ompi.output;
 }
 
 // What may differ between a merged report and a single run's: when and where it ran.

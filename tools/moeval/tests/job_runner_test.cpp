@@ -54,5 +54,20 @@ TEST(RunJobs, GpuJobsWithoutADeviceAreSkippedWithTheReason) {
   EXPECT_EQ(rec["reason"], "no CUDA device: test");
 }
 
+TEST(RunJobs, CrossDeviceJobsNeedTwoDevices) {
+  MatrixOptions o;
+  o.name = MatrixName::quick;
+  o.kernels = {"wna16_moe"};
+  const auto jobs = select_jobs(build_jobs(o), {JobFilter("kind=cross_device")});
+  ASSERT_EQ(jobs.size(), 4u);
+  EXPECT_EQ(jobs.front().id(), "wna16_moe " + jobs.front().problem.name() + " on every device");
+  JobRunOptions options;
+  options.devices = {0};
+  const nlohmann::json rec = run_job(jobs.front(), 0, options);
+  EXPECT_EQ(rec["status"], "SKIPPED");
+  EXPECT_EQ(rec["reason"], "needs two devices; this run has 1");
+  EXPECT_TRUE(rec["device"].is_null());
+}
+
 }  // namespace
 }  // namespace moeval::cli

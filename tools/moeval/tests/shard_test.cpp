@@ -58,7 +58,7 @@ TEST(Groups, AGemmCaseOnEveryKernelIsOneGroup) {
     const bool same = jobs[i].kind == JobKind::gemm && jobs[i].case_name() == jobs[i - 1].case_name();
     EXPECT_EQ(jobs[i].group, jobs[i - 1].group + (same ? 0 : 1)) << jobs[i].id();
   }
-  EXPECT_EQ(jobs.back().group, 13u) << "4 golden families, 8 GEMM cases, 2 layers";
+  EXPECT_EQ(jobs.back().group, 21u) << "4 golden families, 8 GEMM cases, 8 cross-device jobs, 2 layers";
 }
 
 INSTANTIATE_TEST_SUITE_P(Counts, EveryJobOnce, ::testing::Values(1, 2, 3, 7, 16, 1000),
