@@ -94,6 +94,7 @@ done
 # The page and its screenshot.
 if [[ -d .stage/wheels ]] && command -v python3 >/dev/null && command -v chromium >/dev/null; then
   MOEVAL_REPORT_WHEELS=.stage/wheels bash ci/report-html.sh "$out/standard-2gpu" 2>&1 | tee -a "$summary" || status=1
+  cp build/report-page/report.html build/report-page/report.png "$out/standard-2gpu/" 2>/dev/null
 else
   say "page: not rendered here (needs .stage/wheels, python3 and chromium); render the fetched report with: bash ci/report-html.sh <files_at>/standard-2gpu"
 fi

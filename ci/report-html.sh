@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The HTML report page, rendered and looked at in a real browser. With a report directory argument,
-# renders that report; without one, first makes a CPU-only one (the quick matrix with --cpu-only:
+# renders a copy of that report in build/report-page; without one, first makes a CPU-only one (the quick matrix with --cpu-only:
 # golden families run, GPU jobs SKIPPED) in build/report-html. The page gets the newest committed
 # bench results (docs/results/bench-*.json) for the roofline plot. Then headless Chromium loads the page:
 # the DOM after scripts ran must hold plotly's drawn plots, and the screenshot (report.png beside
@@ -19,7 +19,9 @@ if ! "$venv/bin/python" -c "import plotly" 2>/dev/null; then
   fi
 fi
 if [[ $# -ge 1 ]]; then
-  report=$1
+  # A copy: the report may be read-only (files fetched from the device machine).
+  report=build/report-page
+  rm -rf "$report" && cp -r "$1" "$report" && chmod -R u+w "$report"
 else
   report=build/report-html
   rm -rf "$report"
