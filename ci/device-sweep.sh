@@ -10,6 +10,7 @@
 #      the staged wheels (.stage/wheels) and chromium are there; otherwise render it here afterwards:
 #      bash ci/report-html.sh <files_at>/standard-2gpu
 # Everything goes to $OUT: the report directories, logs, sweep-summary.txt. Exit 0 only when all holds.
+# MOEVAL_SWEEP_SKIP_SHARDS=1 / MOEVAL_SWEEP_SKIP_SANITIZER=1 leave step 2 / step 3 out (time budget).
 set -uo pipefail
 source ci/device-unpack.sh
 moeval=build/tools/moeval/moeval
@@ -62,6 +63,7 @@ except Exception as e:
 PY
 
 # Two shards at once, one per GPU, then merged.
+if [[ "${MOEVAL_SWEEP_SKIP_SHARDS:-0}" != 1 ]]; then
 ( "$moeval" check "${selection[@]}" --device 0 --shard 0/2 --out "$out/sharded" > "$out/shard0.log" 2>&1 ) &
 ( "$moeval" check "${selection[@]}" --device 1 --shard 1/2 --out "$out/sharded" > "$out/shard1.log" 2>&1 ) &
 wait
@@ -79,10 +81,13 @@ print(f"merge: {'equals' if same else 'DIFFERS FROM'} the two-GPU run outside th
       f"({a['summary']} vs {b['summary']})")
 sys.exit(0 if same else 1)
 PY
+fi
 
 # compute-sanitizer over the quick matrix's GPU jobs.
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-for tool in memcheck racecheck; do
+tools=(memcheck racecheck)
+[[ "${MOEVAL_SWEEP_SKIP_SANITIZER:-0}" == 1 ]] && tools=()
+for tool in "${tools[@]}"; do
   start=$(date +%s)
   "$sanitizer" --tool "$tool" --error-exitcode 99 "$moeval" check --matrix quick --filter 'kind!=golden' --require-gpu --device 0 \
       --out "$out/quick-$tool" > "$out/quick-$tool.log" 2>&1
