@@ -202,11 +202,13 @@ int run_check(const CheckOptions& options, const std::string& command) {
   run_jobs(to_run, plan.devices, run_options,
            [&](const nlohmann::json& rec) {
              ++done;
-             progress.record(rec);
+             // Into the files first, then on the screen: a run killed after printing a line has
+             // that check in results.jsonl and in --json.
              const std::string where = rec["device"].is_number() ? "gpu" + rec["device"].dump() : std::string("cpu");
              tally.add(where + " " + rec.value("id", ""), rec.value("status", ""), rec.value("reason", ""));
              if (out) out->add(rec);
              json_report.progress(tally.json());
+             progress.record(rec);
            },
            stop.requested());
   progress.finish();

@@ -147,6 +147,57 @@ TEST_F(CheckCli, ShowPrintsAGoldenFilesCasesAndRefusesAnUnknownCase) {
   EXPECT_GT(lines, 20u) << "every case and its datasets";
 }
 
+// Starts `moeval check --cpu-only --filter kind=golden --out OUT` and returns once its first
+// result line was printed (one golden family done, three to go); `text` collects its stdout.
+pid_t start_golden_run(const fs::path& out, int& read_end, std::string& text) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::dup2(fds[1], 1);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::execl(MOEVAL_BINARY, "moeval", "check", "--cpu-only", "--filter", "kind=golden", "--out", out.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  read_end = fds[0];
+  std::string line;
+  char c;
+  while (::read(fds[0], &c, 1) == 1) {
+    text += c;
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
+    if (line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0) break;
+    line.clear();
+  }
+  return child;
+}
+
+TEST_F(CheckCli, AKilledRunKeepsItsLinesAndMergeReadsThem) {
+  const fs::path out = dir_ / "report";
+  int fd = -1;
+  std::string text;
+  const pid_t child = start_golden_run(out, fd, text);
+  ASSERT_GT(child, 0);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::close(fd);
+  ASSERT_TRUE(WIFSIGNALED(status)) << text;
+  EXPECT_FALSE(fs::exists(out / "report.json")) << "written at the end only";
+  const Outcome merged = run("report merge --out " + (dir_ / "merged").string() + " " + out.string());
+  ASSERT_EQ(merged.exit, 0) << merged.output;
+  EXPECT_NE(merged.output.find("(a shard did not finish)"), std::string::npos) << merged.output;
+  const nlohmann::json report = read_json(dir_ / "merged" / "report.json");
+  EXPECT_EQ(report["complete"], false);
+  EXPECT_GE(report["checks"].size(), 1u) << "the check printed before the kill is in results.jsonl";
+  EXPECT_EQ(report["checks"].size() + report["summary"]["not_run"].get<std::size_t>(), 4u);
+}
+
 TEST_F(CheckCli, CtrlCWritesThePartialReport) {
   const fs::path out = dir_ / "report";
   int fds[2];
