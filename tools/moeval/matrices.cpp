@@ -103,6 +103,14 @@ std::vector<Entry> standard() {
   for (const MoeProblem& p : gemm_matrix()) {
     out.push_back({p.experts == 512 ? "experts-512" : p.k_shards > 1 ? "k-shard" : "small", p});
   }
+  // Act-order at the smaller groups (the core has group 128): both symmetric types × is_k_full.
+  for (WeightType type : {WeightType::uint4b8, WeightType::uint8b128}) {
+    for (int group : {32, 64}) {
+      for (bool k_full : {true, false}) {
+        add_gemms(out, "act-order", {16, 24, 4, 256, 256}, act_order(type, group, k_full, DType::bf16), Tier::bounded, 38);
+      }
+    }
+  }
   // E = 1, M = 1, topk = 1: the degenerate routing (one expert, one token).
   for (auto [q, tier] : {std::pair{scheme(WeightType::uint4b8, 128, DType::bf16), Tier::exact},
                          std::pair{scheme(WeightType::uint8, 32, DType::f16), Tier::bounded}}) {

@@ -116,6 +116,20 @@ TEST(StandardMatrix, CoversActOrderIsKFullAKShardExpertParallelismAndTheAxes) {
   EXPECT_EQ(routing.size(), 5u) << "every RoutingKind";
 }
 
+TEST(StandardMatrix, CoversActOrderAtEveryGroupBothIsKFullAndBothSymmetricTypes) {
+  std::set<std::tuple<WeightType, int, bool>> seen;
+  for (const Job& j : jobs_of(MatrixName::standard)) {
+    if (j.kind != JobKind::golden && j.problem.scheme.act_order) {
+      seen.insert({j.problem.scheme.type, j.problem.scheme.group_size, j.problem.scheme.is_k_full});
+    }
+  }
+  for (WeightType t : {WeightType::uint4b8, WeightType::uint8b128}) {
+    for (int g : {32, 64, 128}) {
+      for (bool k_full : {true, false}) EXPECT_TRUE(seen.count({t, g, k_full})) << to_string(t) << " g" << g << " " << k_full;
+    }
+  }
+}
+
 TEST(QuickMatrix, IsSmall) { EXPECT_LE(jobs_of(MatrixName::quick).size(), 30u); }
 
 TEST(FullMatrix, HoldsTheRealModelShapes) {
