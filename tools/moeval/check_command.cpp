@@ -251,7 +251,7 @@ Runner add_check_command(CLI::App& app) {
                   "Run shard INDEX/COUNT of the selection (default: from SLURM_PROCID/SLURM_NTASKS, "
                   "OMPI_COMM_WORLD_RANK/SIZE or PMI_RANK/PMI_SIZE; else everything)");
   cmd->add_flag("--list", options->list, "Print the selected jobs and run nothing (no GPU needed)");
-  cmd->add_option("--out", options->out_dir,
+  auto* out = cmd->add_option("--out", options->out_dir,
                   "Write the report into this directory: results.jsonl as the run goes, then report.json, results.csv, "
                   "junit.xml (a shard writes DIR/shard-I-of-N)");
   auto* json = cmd->add_option("--json", options->json_path,
@@ -266,7 +266,7 @@ Runner add_check_command(CLI::App& app) {
   auto* repro = cmd->add_option("--repro", options->repro_file,
                                 "Replay the cases of a reproduce file instead of the matrix (needs a GPU)")
                     ->check(CLI::ExistingFile);
-  repro->excludes(json)->excludes(cpu_only);
+  repro->excludes(json)->excludes(cpu_only)->excludes(out);
   cmd->add_option("--repro-dir", options->repro_dir, "Where failing cases are written (default: moeval-repro)");
   return [options] { return run_check(*options, invocation()); };
 }
