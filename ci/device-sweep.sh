@@ -29,7 +29,10 @@ timed_check() {
   "$moeval" check "${selection[@]}" --out "$out/$name" "$@" > "$out/$name.log" 2>&1
   rc=$?
   end=$(date +%s.%N)
-  tail -n 1 "$out/$name.log" >/dev/null
+  if ! command -v python3 >/dev/null; then
+    say "$name: exit $rc, $(awk "BEGIN {print $end - $start}") s wall; $(grep '^check: [0-9]' "$out/$name.log" | tail -1)"
+    return $rc
+  fi
   python3 - "$out/$name/report.json" "$name" "$rc" "$start" "$end" <<'PY' | tee -a "$summary"
 import json, sys
 path, name, rc, start, end = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
@@ -49,6 +52,7 @@ PY
 
 timed_check standard-1gpu --device 0 || status=1
 timed_check standard-2gpu --device 0,1 || status=1
+if command -v python3 >/dev/null; then
 python3 - "$out" <<'PY' | tee -a "$summary"
 import json, sys
 out = sys.argv[1]
@@ -61,6 +65,9 @@ try:
 except Exception as e:
     print(f"scaling: not measured ({e})")
 PY
+else
+  say "scaling: compute it from the two runs' report.json (no python3 here): checks / run.duration_s"
+fi
 
 # Two shards at once, one per GPU, then merged.
 if [[ "${MOEVAL_SWEEP_SKIP_SHARDS:-0}" != 1 ]]; then
@@ -68,6 +75,9 @@ if [[ "${MOEVAL_SWEEP_SKIP_SHARDS:-0}" != 1 ]]; then
 ( "$moeval" check "${selection[@]}" --device 1 --shard 1/2 --out "$out/sharded" > "$out/shard1.log" 2>&1 ) &
 wait
 "$moeval" report merge --out "$out/merged" "$out/sharded" 2>&1 | tee -a "$summary" || status=1
+if ! command -v python3 >/dev/null; then
+  say "merge: not compared with the two-GPU run (no python3 here); compare the fetched report.json files"
+else
 python3 - "$out" <<'PY' | tee -a "$summary" || status=1
 import json, sys
 out = sys.argv[1]
@@ -81,6 +91,7 @@ print(f"merge: {'equals' if same else 'DIFFERS FROM'} the two-GPU run outside th
       f"({a['summary']} vs {b['summary']})")
 sys.exit(0 if same else 1)
 PY
+fi
 fi
 
 # compute-sanitizer over the quick matrix's GPU jobs.
