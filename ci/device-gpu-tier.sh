@@ -6,20 +6,7 @@
 # prints a summary last. Fails when any test fails, and also when not a single GPU test ran (every
 # one Skipped: no device, no driver), since a tier that ran nothing proved nothing.
 set -uo pipefail
-root=$PWD
-out=${OUT:-$root/.stage/out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$root/.stage/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-
-if [[ -f .stage/build.txz ]]; then tar -C .stage -xJf .stage/build.txz && rm -f .stage/build.txz; fi
-# ctest files carry the absolute paths of the machine that built them (/work/main/build/...).
-built_at=$(sed -n 's/^# Build directory: //p' .stage/build/CTestTestfile.cmake)
-ln -sfn .stage/build build
-if [[ "$built_at" != "$root/build" ]]; then
-  mkdir -p "$(dirname "$(dirname "$built_at")")"
-  ln -sfn "$root" "$(dirname "$built_at")"
-fi
+source ci/device-unpack.sh
 
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader | tee "$out/devices.txt"
 labels='gpu|multi_gpu'

@@ -5,6 +5,8 @@
 // them with MOEVAL_GPU_PROPERTY for its kernel (one ctest entry per kernel × property).
 #pragma once
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -148,10 +150,13 @@ inline void RemoteExpertRowsAreZero(const PropertyKernel& k) {
 
 // Declares TEST(Suite, Name) checking property `Name` on the PropertyKernel `make()` returns. Each
 // property runs through rc::check inside a plain TEST, so a missing device skips it (never passes
-// it); on failure rapidcheck prints the shrunk counterexample and its reproduce string.
+// it); on failure rapidcheck prints the shrunk counterexample (showValue: every field of the
+// MoeProblem) and its reproduce string, and the test prints the command that replays exactly it.
 #define MOEVAL_GPU_PROPERTY(Suite, make, Name)                                                   \
   TEST(Suite, Name) {                                                                            \
     MOEVAL_REQUIRE_GPUS(1);                                                                      \
     const ::moeval::properties::PropertyKernel moeval_kernel_ = make();                          \
-    EXPECT_TRUE(rc::check(#Name, [&] { ::moeval::properties::Name(moeval_kernel_); }));          \
+    EXPECT_TRUE(rc::check(#Name, [&] { ::moeval::properties::Name(moeval_kernel_); }))          \
+        << "replay: RC_PARAMS=\"reproduce=<the reproduce string above>\" "                        \
+        << std::filesystem::read_symlink("/proc/self/exe").string() << " --gtest_filter=" #Suite "." #Name; \
   }

@@ -1,4 +1,5 @@
-// `moeval bench`: our WNA16 MoE GEMM vs the cuBLAS reference path vs the roofline.
+// `moeval bench`: our WNA16 MoE GEMM vs the cuBLAS reference path vs the roofline; --compare A B
+// puts two such runs side by side.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_compare.h"
 #include "commands.h"
 #include "device_selection.h"
 #include "exit_codes.h"
@@ -29,9 +31,23 @@ struct BenchOptions {
   int repeats = 20;
   int device = 0;
   bool skip_cublas = false;
+  std::vector<std::string> compare;  // two bench JSON files: compare them, time nothing
 };
 
+nlohmann::json read_bench_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("--compare: cannot read '" + path + "'");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw UsageError("--compare: '" + path + "' is not valid JSON");
+  return j;
+}
+
 int run_bench(const BenchOptions& o, const std::string& command) {
+  if (!o.compare.empty()) {
+    std::fputs(compare_bench(read_bench_json(o.compare[0]), read_bench_json(o.compare[1]), o.compare[0], o.compare[1]).c_str(),
+               stdout);
+    return kPass;
+  }
   // Arguments and the report path first, then the device: bad input is exit 2 on any machine.
   const std::vector<bench::BenchShape> shapes = bench::select_shapes(o.shapes);
   ReportFile report(o.json_path);
@@ -76,6 +92,10 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--repeats", options->repeats, "Timed runs per measurement (median)")->check(integer_in(1, 1000));
   cmd->add_option("--device", options->device, "CUDA device index")->check(integer_in(0, 1023));
   cmd->add_flag("--skip-cublas", options->skip_cublas, "Do not run the cuBLAS reference path");
+  cmd->add_option("--compare", options->compare,
+                  "Compare two bench JSON files A B cell by cell (B/A per timed path) and time nothing; no GPU needed")
+      ->expected(2)
+      ->check(CLI::ExistingFile);
   return [options, cmd] {
     std::string command = "moeval bench";
     for (const auto& opt : cmd->get_options()) {

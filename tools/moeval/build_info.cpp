@@ -6,6 +6,10 @@ namespace moeval::cli {
 
 std::string cuda_architectures() { return MOEVAL_CUDA_ARCHITECTURES; }
 
+std::string version_number() { return MOEVAL_VERSION; }
+
+std::string git_commit() { return MOEVAL_GIT_COMMIT; }
+
 std::string version_text() {
   const std::string commit = MOEVAL_GIT_COMMIT;
   return "moeval " MOEVAL_VERSION " (commit " + (commit.empty() ? std::string("unknown") : commit.substr(0, 12)) +

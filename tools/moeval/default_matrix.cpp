@@ -12,7 +12,7 @@ std::vector<LayerCheck> layer_matrix() {
   std::vector<LayerCheck> out;
   auto layer = [&out](QuantScheme scheme, kernels::MoeWeightFormat format) {
     MoeProblem p;
-    p.experts = 128;
+    p.experts = 32;
     p.tokens = 8;
     p.topk = 8;
     p.hidden = 512;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "moeval/golden/corpus.h"
+
 namespace moeval::cli {
 
 struct CheckLine {
@@ -19,5 +21,8 @@ struct GoldenCheckOutcome {
 
 // dir empty: golden::default_golden_dir(). Never throws: an unreadable file is a FAIL line.
 GoldenCheckOutcome check_golden_corpus(const std::string& dir);
+
+// One family file of the corpus (a job of `moeval check`). Never throws.
+CheckLine check_golden_family(const std::string& dir, golden::Family family);
 
 }  // namespace moeval::cli

@@ -1,4 +1,4 @@
-// `moeval`: check | golden | sweep | bench. Exit codes: exit_codes.h (0 pass, 1 check failed,
+// `moeval`: check | golden | sweep | bench | report | show. Exit codes: exit_codes.h (0 pass, 1 check failed,
 // 2 usage or input error, 3 nothing could run).
 #include <CLI/CLI.hpp>
 
@@ -50,12 +50,30 @@ bool unknown_subcommand(int argc, char** argv, const std::map<std::string, moeva
   return true;
 }
 
+std::string& invocation_text() {
+  static std::string text;
+  return text;
+}
+
 }  // namespace
+
+namespace moeval::cli {
+
+void set_invocation(int argc, char** argv) {
+  std::string& s = invocation_text();
+  s.clear();
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+}
+
+const std::string& invocation() { return invocation_text(); }
+
+}  // namespace moeval::cli
 
 int main(int argc, char** argv) {
   // Line-buffered stdout: each PASS/FAIL line reaches a pipe or file when it is printed, so a run
   // that is killed (or crashes) keeps every line it had printed.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  moeval::cli::set_invocation(argc, argv);
   // An interrupted golden update or JSON report removes its "<file>.tmp.<pid>" before dying.
   moeval::golden::install_temp_cleanup();
 
@@ -69,6 +87,8 @@ int main(int argc, char** argv) {
       {"golden", moeval::cli::add_golden_command(app)},
       {"sweep", moeval::cli::add_sweep_command(app)},
       {"bench", moeval::cli::add_bench_command(app)},
+      {"report", moeval::cli::add_report_command(app)},
+      {"show", moeval::cli::add_show_command(app)},
   };
   if (unknown_subcommand(argc, argv, runners)) return moeval::cli::kUsageError;
   try {

@@ -202,6 +202,12 @@ const std::map<std::string, Trigger>& triggers() {
                            "check-repro-not-hdf5", "check-repro-layer-case", "check-repro-with-json"}) {
       cli(id);
     }
+    // Selection, shards and report directories.
+    for (const char* id : {"check-matrix-unknown", "check-filter-unknown-key", "check-filter-unknown-value",
+                           "check-filter-selects-nothing", "check-shard-out-of-range", "check-out-not-a-directory",
+                           "report-merge-not-a-report", "show-not-hdf5", "bench-compare-not-json"}) {
+      cli(id);
+    }
     // Report paths.
     cli("json-missing-directory");
     cli("json-is-directory");

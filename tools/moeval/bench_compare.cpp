@@ -1,0 +1,75 @@
+#include "bench_compare.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+#include "exit_codes.h"
+
+namespace moeval::cli {
+namespace {
+
+using CellKey = std::pair<std::string, std::int64_t>;  // shape, tokens
+
+std::map<CellKey, nlohmann::json> cells_of(const nlohmann::json& run, const std::string& name) {
+  if (!run.is_object() || !run.contains("cells") || !run["cells"].is_array()) {
+    throw UsageError("--compare: '" + name + "' is not a `moeval bench --json` report (no \"cells\" array)");
+  }
+  std::map<CellKey, nlohmann::json> out;
+  for (const auto& c : run["cells"]) {
+    if (!c.contains("shape") || !c["shape"].is_string() || !c.contains("tokens") || !c["tokens"].is_number_integer()) {
+      throw UsageError("--compare: '" + name + "' holds a cell without \"shape\" and \"tokens\"");
+    }
+    out[{c["shape"].get<std::string>(), c["tokens"].get<std::int64_t>()}] = c;
+  }
+  return out;
+}
+
+bool has_time(const nlohmann::json& cell, const char* key) {
+  return cell.contains(key) && cell[key].is_number() && cell[key].get<double>() > 0;
+}
+
+}  // namespace
+
+std::string compare_bench(const nlohmann::json& a, const nlohmann::json& b, const std::string& name_a,
+                          const std::string& name_b) {
+  const auto ca = cells_of(a, name_a);
+  const auto cb = cells_of(b, name_b);
+  std::string out = "A = " + name_a + " (" + a.value("device", "?") + ")\nB = " + name_b + " (" + b.value("device", "?") +
+                    ")\ntimes in us; B/A > 1: B is slower\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-22s %6s %-26s %10s %10s %7s\n", "shape", "M", "path", "A", "B", "B/A");
+  out += line;
+  std::map<std::string, std::pair<double, int>> log_sum;  // path → (Σ log ratio, count)
+  for (const auto& [key, cell_a] : ca) {
+    const auto it = cb.find(key);
+    if (it == cb.end()) {
+      out += key.first + " M=" + std::to_string(key.second) + ": only in A\n";
+      continue;
+    }
+    for (const char* path : kBenchTimes) {
+      if (!has_time(cell_a, path) || !has_time(it->second, path)) continue;
+      const double ta = cell_a[path].get<double>(), tb = it->second[path].get<double>();
+      std::snprintf(line, sizeof line, "%-22s %6lld %-26s %10.1f %10.1f %7.3f\n", key.first.c_str(),
+                    static_cast<long long>(key.second), path, ta * 1e6, tb * 1e6, tb / ta);
+      out += line;
+      auto& [sum, count] = log_sum[path];
+      sum += std::log(tb / ta);
+      ++count;
+    }
+  }
+  for (const auto& [key, cell_b] : cb) {
+    if (!ca.count(key)) out += key.first + " M=" + std::to_string(key.second) + ": only in B\n";
+  }
+  for (const char* path : kBenchTimes) {
+    const auto it = log_sum.find(path);
+    if (it == log_sum.end()) continue;
+    std::snprintf(line, sizeof line, "geometric mean B/A %-26s %7.3f over %d cells\n", path,
+                  std::exp(it->second.first / it->second.second), it->second.second);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace moeval::cli

@@ -1,0 +1,64 @@
+// moeval bench --compare on the committed H200 bench runs: every common cell and timed path gets
+// the ratio of the two files' own numbers, and a file that is not a bench report is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "bench_compare.h"
+#include "exit_codes.h"
+
+namespace moeval::cli {
+namespace {
+
+nlohmann::json load(const char* name) {
+  std::ifstream in(std::string(MOEVAL_RESULTS_DIR) + "/" + name);
+  return nlohmann::json::parse(in);
+}
+
+TEST(BenchCompare, EveryCommonCellGetsTheRatioOfTheTwoRuns) {
+  const auto a = load("bench-h200-2026-11-29.json");
+  const auto b = load("bench-h200-2026-11-30.json");
+  const std::string text = compare_bench(a, b, "A.json", "B.json");
+  std::size_t lines = 0;
+  for (const auto& ca : a["cells"]) {
+    for (const auto& cb : b["cells"]) {
+      if (ca["shape"] != cb["shape"] || ca["tokens"] != cb["tokens"]) continue;
+      for (const char* path : kBenchTimes) {
+        if (!ca.contains(path) || !cb.contains(path)) continue;
+        char expected[64];
+        std::snprintf(expected, sizeof expected, "%10.1f %10.1f %7.3f", ca[path].get<double>() * 1e6,
+                      cb[path].get<double>() * 1e6, cb[path].get<double>() / ca[path].get<double>());
+        EXPECT_NE(text.find(expected), std::string::npos) << ca["shape"] << " M " << ca["tokens"] << " " << path;
+        ++lines;
+      }
+    }
+  }
+  EXPECT_GE(lines, 24u * 2) << "both runs time wna16 and the cuBLAS path on 24 cells";
+  EXPECT_NE(text.find("geometric mean B/A ours_gemm_s"), std::string::npos) << text;
+  EXPECT_EQ(text.find("only in"), std::string::npos) << "the two runs have the same cells";
+}
+
+TEST(BenchCompare, CellsOfOneRunOnlyAreListed) {
+  auto a = load("bench-h200-2026-11-30.json");
+  auto b = a;
+  b["cells"].erase(0);
+  const std::string text = compare_bench(a, b, "A.json", "B.json");
+  EXPECT_NE(text.find(a["cells"][0]["shape"].get<std::string>() + " M=" + a["cells"][0]["tokens"].dump() + ": only in A"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("geometric mean B/A ours_gemm_s                  1.000"), std::string::npos) << text;
+}
+
+TEST(BenchCompare, NotABenchReportIsRefused) {
+  try {
+    compare_bench(nlohmann::json{{"checks", 1}}, load("bench-h200-2026-11-30.json"), "report.json", "B.json");
+    FAIL() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--compare: 'report.json' is not a `moeval bench --json` report (no \"cells\" array)");
+  }
+}
+
+}  // namespace
+}  // namespace moeval::cli

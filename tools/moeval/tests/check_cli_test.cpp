@@ -1,0 +1,249 @@
+// `moeval check` as a user runs it, on the CPU (GPU jobs are SKIPPED without a device): --list
+// needs no GPU and runs nothing, the launchers' environment picks the shard, the shards' reports
+// merge into the single run's report, and Ctrl-C still writes the partial report.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit = -1;
+  std::string output;
+};
+
+// `env` is prepended to the command ("VAR=value ..."), the way a launcher sets it.
+Outcome run(const std::string& args, const std::string& env = "") {
+  Outcome r;
+  FILE* pipe = ::popen((env + " " + std::string(MOEVAL_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  if (!pipe) return r;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+std::size_t count_lines(const std::string& text) {
+  std::size_t n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+class CheckCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("moeval-check-cli-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(CheckCli, ListPrintsTheJobsAndRunsNothing) {
+  const Outcome r = run("check --matrix quick --list --out " + (dir_ / "never").string());
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_NE(r.output.find("30 jobs of the quick matrix; nothing was run"), std::string::npos) << r.output;
+  EXPECT_EQ(count_lines(r.output), 31u) << r.output;
+  EXPECT_NE(r.output.find("golden wna16.h5"), std::string::npos);
+  EXPECT_NE(r.output.find("moe_forward[marlin] layer-"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "never")) << "--list writes no report";
+}
+
+TEST_F(CheckCli, ShardFromTheLaunchersEnvironment) {
+  const Outcome slurm = run("check --matrix quick --list", "SLURM_PROCID=1 SLURM_NTASKS=2");
+  EXPECT_NE(slurm.output.find("15 jobs of the quick matrix in shard 1/2 (of 30 selected)"), std::string::npos) << slurm.output;
+  const Outcome option = run("check --matrix quick --list --shard 5/7");
+  EXPECT_NE(option.output.find("4 jobs of the quick matrix in shard 5/7 (of 30 selected)"), std::string::npos) << option.output;
+  const Outcome bad = run("check --matrix quick --list --shard 2/2");
+  EXPECT_EQ(bad.exit, 2);
+  EXPECT_NE(bad.output.find("--shard: '2/2': INDEX must be 0..1 (shards count from 0)"), std::string::npos) << bad.output;
+  const Outcome none = run("check --matrix quick --list --filter kernel=cutlass");
+  EXPECT_EQ(none.exit, 2);
+  EXPECT_NE(none.output.find("--filter 'kernel=cutlass' selects none of the 30 jobs of the quick matrix"), std::string::npos)
+      << none.output;
+  const Outcome ompi = run("check --matrix quick --list", "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=4");
+  EXPECT_NE(ompi.output.find("8 jobs of the quick matrix in shard 0/4 (of 30 selected)"), std::string::npos) << ompi.output;
+}
+
+// What may differ between a merged report and a single run's: when and where it ran.
+nlohmann::json without_timing(nlohmann::json j) {
+  for (const char* k : {"start_time", "end_time", "duration_s", "host", "hosts", "merged_from", "devices", "command"}) {
+    j["run"].erase(k);
+  }
+  j["run"]["shard"].erase("source");
+  for (auto& c : j["checks"]) {
+    c.erase("time_s");
+    c.erase("device");
+  }
+  return j;
+}
+
+TEST_F(CheckCli, ShardsMergeIntoTheSingleRunReport) {
+  // Two golden families (real CPU work) and the GEMM jobs (SKIPPED without a device).
+  const std::string selection = "check --cpu-only --matrix quick --filter 'id=golden layer.h5|golden marlin.h5|wna16_moe *'";
+  const Outcome single = run(selection + " --out " + (dir_ / "single").string());
+  ASSERT_EQ(single.exit, 0) << single.output;
+  for (int i = 0; i < 3; ++i) {
+    const Outcome shard = run(selection + " --shard " + std::to_string(i) + "/3 --out " + (dir_ / "sharded").string());
+    ASSERT_EQ(shard.exit, 0) << shard.output;
+  }
+  ASSERT_TRUE(fs::exists(dir_ / "sharded" / "shard-2-of-3" / "junit.xml"));
+  const Outcome merge = run("report merge --out " + (dir_ / "merged").string() + " " + (dir_ / "sharded").string());
+  ASSERT_EQ(merge.exit, 0) << merge.output;
+  EXPECT_NE(merge.output.find("report merge: 3 shards into"), std::string::npos) << merge.output;
+  const nlohmann::json one = read_json(dir_ / "single" / "report.json");
+  const nlohmann::json merged = read_json(dir_ / "merged" / "report.json");
+  EXPECT_EQ(one["summary"]["passed"], 2);
+  EXPECT_GT(one["summary"]["skipped"].get<int>(), 0);
+  EXPECT_EQ(without_timing(merged), without_timing(one));
+  // The merged directory is a complete report too: its lines load back to the same report.
+  EXPECT_TRUE(fs::exists(dir_ / "merged" / "results.csv"));
+  const Outcome again = run("report merge --out " + (dir_ / "again").string() + " " + (dir_ / "merged").string());
+  ASSERT_EQ(again.exit, 0) << again.output;
+  EXPECT_EQ(without_timing(read_json(dir_ / "again" / "report.json")), without_timing(one));
+  // A missing shard is refused.
+  const Outcome partial = run("report merge --out " + (dir_ / "bad").string() + " " + (dir_ / "sharded" / "shard-0-of-3").string());
+  EXPECT_EQ(partial.exit, 2);
+  EXPECT_NE(partial.output.find("shard 1/3 is missing"), std::string::npos) << partial.output;
+}
+
+TEST_F(CheckCli, ShowPrintsAGoldenFilesCasesAndRefusesAnUnknownCase) {
+  const std::string file = std::string(MOEVAL_GOLDEN_DATA) + "/layer.h5";
+  const Outcome all = run("show " + file);
+  EXPECT_EQ(all.exit, 0) << all.output;
+  EXPECT_NE(all.output.find("golden file (family 'layer'), schema 1"), std::string::npos) << all.output;
+  const std::size_t lines = std::count(all.output.begin(), all.output.end(), '\n');
+  EXPECT_NE(all.output.find("\ncase layer-"), std::string::npos);
+  EXPECT_NE(all.output.find("  problem: layer, E "), std::string::npos);
+  EXPECT_NE(all.output.find("expected/gemm1/y16"), std::string::npos);
+  const Outcome bad = run("show " + file + " --case nope");
+  EXPECT_EQ(bad.exit, 2);
+  EXPECT_NE(bad.output.find("moeval show: error: --case: 'nope' is not a case of " + file), std::string::npos) << bad.output;
+  EXPECT_EQ(bad.output.find("schema 1"), std::string::npos) << "the error comes before anything else";
+  const Outcome corrupt = run("show /etc/passwd");
+  EXPECT_EQ(corrupt.exit, 2);
+  EXPECT_NE(corrupt.output.find("is not an HDF5 file"), std::string::npos) << corrupt.output;
+  EXPECT_GT(lines, 20u) << "every case and its datasets";
+}
+
+// Starts `moeval check --cpu-only --filter kind=golden --out OUT` and returns once its first
+// result line was printed (one golden family done, three to go); `text` collects its stdout.
+pid_t start_golden_run(const fs::path& out, int& read_end, std::string& text) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::dup2(fds[1], 1);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::execl(MOEVAL_BINARY, "moeval", "check", "--cpu-only", "--filter", "kind=golden", "--out", out.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  read_end = fds[0];
+  std::string line;
+  char c;
+  while (::read(fds[0], &c, 1) == 1) {
+    text += c;
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
+    if (line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0) break;
+    line.clear();
+  }
+  return child;
+}
+
+TEST_F(CheckCli, AKilledRunKeepsItsLinesAndMergeReadsThem) {
+  const fs::path out = dir_ / "report";
+  int fd = -1;
+  std::string text;
+  const pid_t child = start_golden_run(out, fd, text);
+  ASSERT_GT(child, 0);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::close(fd);
+  ASSERT_TRUE(WIFSIGNALED(status)) << text;
+  EXPECT_FALSE(fs::exists(out / "report.json")) << "written at the end only";
+  const Outcome merged = run("report merge --out " + (dir_ / "merged").string() + " " + out.string());
+  ASSERT_EQ(merged.exit, 0) << merged.output;
+  EXPECT_NE(merged.output.find("(a shard did not finish)"), std::string::npos) << merged.output;
+  const nlohmann::json report = read_json(dir_ / "merged" / "report.json");
+  EXPECT_EQ(report["complete"], false);
+  EXPECT_GE(report["checks"].size(), 1u) << "the check printed before the kill is in results.jsonl";
+  EXPECT_EQ(report["checks"].size() + report["summary"]["not_run"].get<std::size_t>(), 4u);
+}
+
+TEST_F(CheckCli, CtrlCWritesThePartialReport) {
+  const fs::path out = dir_ / "report";
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::dup2(fds[1], 1);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::execl(MOEVAL_BINARY, "moeval", "check", "--cpu-only", "--filter", "kind=golden", "--out", out.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  // The first result line: one golden family is done, three are left.
+  std::string text, line;
+  char c;
+  bool first = false;
+  while (!first && ::read(fds[0], &c, 1) == 1) {
+    text += c;
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
+    first = line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0;
+    line.clear();
+  }
+  ASSERT_TRUE(first) << text;
+  ::kill(child, SIGINT);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  while (::read(fds[0], &c, 1) == 1) text += c;
+  ::close(fds[0]);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "ends by SIGINT as a shell expects; output:\n" << text;
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+  EXPECT_NE(text.find("check: interrupted after"), std::string::npos) << text;
+  const nlohmann::json report = read_json(out / "report.json");
+  EXPECT_EQ(report["complete"], true);
+  EXPECT_EQ(report["interrupted"], true);
+  EXPECT_GE(report["checks"].size(), 1u);
+  EXPECT_GT(report["summary"]["not_run"].get<int>(), 0) << report["summary"];
+  EXPECT_TRUE(fs::exists(out / "junit.xml"));
+  for (const auto& e : fs::directory_iterator(out)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temp left: " << e.path();
+  }
+}
+
+}  // namespace
