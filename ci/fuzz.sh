@@ -3,7 +3,8 @@
 # runs each target for MOEVAL_FUZZ_SECONDS (default 15) — the smoke run of CI. A crash, a leak, an
 # uncaught exception or a sanitizer report fails the script and leaves the input in build-fuzz/.
 # The long run (docs/fuzzing.md): MOEVAL_FUZZ_RUNS=1000000 runs each target for that many
-# executions instead of a time box; MOEVAL_FUZZ_TARGETS picks the targets (space-separated, in order).
+# executions instead of a time box (with MOEVAL_FUZZ_SECONDS too: whichever comes first);
+# MOEVAL_FUZZ_TARGETS picks the targets (space-separated, in order).
 # Each target's log keeps libFuzzer's final stats (build-fuzz/<target>.log).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,9 @@ export PATH="/usr/local/cuda/bin:$PATH"
 seconds="${MOEVAL_FUZZ_SECONDS:-15}"
 runs="${MOEVAL_FUZZ_RUNS:-}"
 targets="${MOEVAL_FUZZ_TARGETS:-golden_file_fuzz case_loader_fuzz problem_fuzz}"
-if [[ -n "$runs" ]]; then budget=(-runs="$runs"); else budget=(-max_total_time="$seconds"); fi
+budget=()  # with both set, whichever limit comes first ends a target's run
+[[ -z "$runs" ]] || budget+=(-runs="$runs")
+[[ -n "$runs" && -z "${MOEVAL_FUZZ_SECONDS:-}" ]] || budget+=(-max_total_time="$seconds")
 start=$(date +%s)
 if [[ ! -f build-fuzz/build.ninja ]]; then
   cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
