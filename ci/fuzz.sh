@@ -39,5 +39,5 @@ for target in $targets; do
     exit 1
   fi
   echo "fuzz: $target $(grep -o 'Done [0-9]* runs' "$log" | tail -1) in $(( $(date +%s) - t0 )) s, no crash;" \
-       "$(grep -E '^#[0-9]+ +DONE' "$log" | tail -1)"
+       "$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)"
 done
