@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The cpu tier under AddressSanitizer + UndefinedBehaviorSanitizer (preset "asan" -> build-asan/):
 # heap/stack/use-after-free errors, leaks and undefined behaviour in our host code fail the run.
-# Only cpu-tier targets are built; CUDA kernels are compiled to PTX only (no device code runs here).
+# That includes the moeval CLI: the error catalogue (docs/errors.md) runs every documented bad
+# command against the sanitized binary, so a memory error or a leak on an error path fails its row.
+# Only cpu-tier targets are built; the kernels' device code is PTX only (no device code runs here),
+# their host code is sanitized like ours. ASAN_OPTIONS etc. are the test preset's (docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/install-deps.sh

@@ -10,7 +10,7 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(Threads REQUIRED)
 
 # Static HDF5 keeps the binaries self-contained for the device machine, which has no HDF5
-# (../shared/DEVICE.md): only libsz and libaec have to travel with them.
+# (docs/architecture.md, "Device runs build here, run there"): only libsz and libaec have to travel with them.
 option(MOEVAL_HDF5_STATIC "Link HDF5 statically" ON)
 set(HDF5_USE_STATIC_LIBRARIES ${MOEVAL_HDF5_STATIC})
 find_package(HDF5 REQUIRED COMPONENTS C CXX)

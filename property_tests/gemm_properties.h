@@ -1,4 +1,4 @@
-// Properties of DESIGN.md's catalogue that hold for every MoE GEMM kernel under test, for arbitrary
+// Properties of docs/properties.md's catalogue that hold for every MoE GEMM kernel under test, for arbitrary
 // problems: kernel vs reference within the tier's rule, bitwise determinism, canaries intact, a zero
 // routing weight contributes nothing, permuting the token order permutes the output rows,
 // relabelling experts changes nothing, remote experts give zeros. Each kernel's test file declares

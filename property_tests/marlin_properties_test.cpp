@@ -1,5 +1,5 @@
 // The catalogue of GEMM properties (gemm_properties.h) on our Marlin kernel, plus the act-order
-// property of DESIGN.md: act-order ≡ the same problem with its rows physically permuted and no
+// property of docs/properties.md: act-order ≡ the same problem with its rows physically permuted and no
 // act-order, bitwise in the exact tier.
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // wna16_moe against a small host oracle: the same dequantized 16-bit weights (recipe
-// round16((u - z)·s)), fp64 sums, and the statistical fp32-accumulation bound of DESIGN.md.
+// round16((u - z)·s)), fp64 sums, and the statistical fp32-accumulation bound of docs/tolerance.md.
 // Also: padding slots never written, -1 experts written as zeros, bitwise repeatability.
 #include <gtest/gtest.h>
 

@@ -1,10 +1,21 @@
 #include "moeval/testbed/devices.h"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include "moeval/kernels/device_info.h"
 
 namespace moeval::testbed {
+
+namespace {
+
+bool driver_loadable() {
+  void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver != nullptr) ::dlclose(driver);
+  return driver != nullptr;
+}
+
+}  // namespace
 
 const DeviceCount& visible_devices() {
   static const DeviceCount devices = [] {
@@ -14,6 +25,9 @@ const DeviceCount& visible_devices() {
       d.count = 0;
       d.reason = std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")";
       cudaGetLastError();
+      // Without the NVIDIA driver the runtime says "driver version is insufficient", which sends
+      // people to upgrade a driver they do not have: name what is missing instead.
+      if (!driver_loadable()) d.reason = kNoDriver;
     } else if (d.count == 0) {
       d.reason = "no CUDA device";
     }

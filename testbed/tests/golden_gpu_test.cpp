@@ -1,7 +1,7 @@
 // The committed golden cases on the GPU: every case a registered kernel supports runs against the
 // STORED expected output (not a fresh reference), so a kernel is pinned to the numbers CI verifies.
 // Layer cases: GEMM1 against the stored output; the later stages consume the kernel's own
-// intermediates, so their references are recomputed from those (DESIGN.md, stage-wise checks).
+// intermediates, so their references are recomputed from those (docs/architecture.md, stage-wise checks).
 #include <gtest/gtest.h>
 
 #include <map>

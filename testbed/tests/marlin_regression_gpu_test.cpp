@@ -1,4 +1,4 @@
-// Named regression tests for the Marlin kernel's real bug classes (DESIGN.md "Bug classes"): the
+// Named regression tests for the Marlin kernel's real bug classes (docs/testing.md, bug classes): the
 // scale permutation chosen from the wrong size_k, zero points at group 32, an under-allocated
 // workspace, and act-order with is_k_full = false. (Device 1 while device 0 is current and outputs
 // past 2^31 elements are covered for every registered kernel by the multi_gpu and large tiers.)

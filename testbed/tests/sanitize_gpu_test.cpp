@@ -1,7 +1,10 @@
-// compute-sanitizer over every registered kernel (the `sanitize` label): memcheck (out-of-bounds
-// and misaligned accesses, including READS, which guard canaries cannot see) and racecheck
-// (shared-memory hazards), over a small matrix with exact-size buffers (no guard zones, so one
-// element past any buffer leaves its allocation and memcheck names it).
+// compute-sanitizer over every registered kernel (the `sanitize` label), over a small matrix with
+// exact-size buffers (no guard zones, so one element past any buffer leaves its allocation):
+//   memcheck   out-of-bounds and misaligned accesses, including READS, which guard canaries cannot see;
+//   racecheck  shared-memory hazards (split-K partial sums, missing barriers);
+//   initcheck  reads of device memory nothing wrote (a workspace or padding the kernel assumes
+//              zeroed; the testbed fills every buffer it hands over, so any report is the kernel's);
+//   synccheck  barriers in divergent code and invalid warp-synchronous masks.
 //
 // Each ctest entry (kernel × tool) re-runs this binary under compute-sanitizer with
 // MOEVAL_SANITIZE_CHILD=1 and its own gtest filter; the child runs the matrix through the testbed
@@ -91,6 +94,7 @@ TEST_P(Sanitize, Clean) {
   std::ifstream in(log);
   const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::filesystem::remove(log);
+  // racecheck prints its own summary; memcheck, initcheck and synccheck print "ERROR SUMMARY".
   const char* clean = tool == "racecheck" ? "RACECHECK SUMMARY: 0 hazards displayed" : "ERROR SUMMARY: 0 errors";
   const bool child_ran = output.find("[  PASSED  ] 1 test") != std::string::npos;
   EXPECT_TRUE(status == 0 && child_ran && output.find(clean) != std::string::npos)
@@ -98,7 +102,8 @@ TEST_P(Sanitize, Clean) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, Sanitize,
-                         testing::Combine(testing::ValuesIn(registered_kernel_names()), testing::Values("memcheck", "racecheck")),
+                         testing::Combine(testing::ValuesIn(registered_kernel_names()),
+                                          testing::Values("memcheck", "racecheck", "initcheck", "synccheck")),
                          [](const testing::TestParamInfo<SanitizeParam>& i) {
                            return kernel_param_name({std::get<0>(i.param), i.index}) + "_" + std::get<1>(i.param);
                          });

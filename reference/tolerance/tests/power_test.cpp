@@ -1,4 +1,4 @@
-// The comparator's power (DESIGN.md "Two comparison tiers"): a correct fp32 kernel passes the
+// The comparator's power (docs/tolerance.md, "Bounded tier"): a correct fp32 kernel passes the
 // bounded tier with margin, and each bug class of the calibration — a wrong (group, column)
 // scale, a code off by one, 16-bit accumulation, a dropped output row — fails it, at K = 7168 in
 // bf16 (where a worst-case bound misses them) as well as at small K. Each bug is injected into a

@@ -1,7 +1,7 @@
 // A CPU model of a GEMM kernel over routed rows, written independently of the reference (plain
 // loops, fp32 arithmetic as a GPU kernel does it), so bugs can be injected into a copy of the
-// path and the comparator's power measured (DESIGN.md: "Keep a test that reproduces these
-// catches on the CPU").
+// path and the comparator's power measured (docs/tolerance.md, "Bounded tier":
+// the calibration's catches reproduced on the CPU).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Golden cases <-> records: what one case group of a family file holds (DESIGN.md "Golden files").
+// Golden cases <-> records: what one case group of a family file holds (docs/golden.md, "Schema").
 //
 // Per case (docs/golden.md has the full table):
 //   attributes  the MoeProblem (kind, E, M, topk, H, I, scheme, routing spec, tier, seed) and the

@@ -1,4 +1,4 @@
-// Versioning and provenance of golden files (DESIGN.md "Golden files").
+// Versioning and provenance of golden files (docs/golden.md, "Schema").
 //
 // Bump kSchemaVersion when the layout of a file changes (names, types, shapes of datasets or
 // attributes): readers refuse other versions with a message that says how to regenerate.

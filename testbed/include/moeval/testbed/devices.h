@@ -11,6 +11,10 @@ struct DeviceCount {
   std::string reason;  // why count is 0, in words, for skip messages and reports
 };
 
+// The reason on a machine without the NVIDIA driver (libcuda.so.1 cannot be loaded).
+inline constexpr const char* kNoDriver =
+    "no CUDA driver/device: the NVIDIA driver is not installed (libcuda.so.1 cannot be loaded)";
+
 // Queries once per process; never throws.
 const DeviceCount& visible_devices();
 

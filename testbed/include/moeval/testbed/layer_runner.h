@@ -1,4 +1,4 @@
-// The whole MoE layer on the GPU, checked stage by stage (DESIGN.md): GEMM1 against the reference,
+// The whole MoE layer on the GPU, checked stage by stage (docs/architecture.md): GEMM1 against the reference,
 // silu_and_mul against the reference applied to the KERNEL's GEMM1 output, GEMM2 against the
 // reference fed the kernel's own intermediate, the top-k combine likewise, and finally
 // kernels::moe_forward end to end, which must reproduce the staged kernels' output bit for bit

@@ -1,7 +1,7 @@
 // A read-only row-major matrix of 16-bit floats (raw bits tagged with their DType).
 //
 // Every stage of the reference consumes one: the activations of a case, or the kernel's own
-// intermediate when a later stage is checked on its own (DESIGN.md: GEMM2's reference consumes the
+// intermediate when a later stage is checked on its own (docs/tolerance.md: GEMM2's reference consumes the
 // kernel's intermediate).
 #pragma once
 

@@ -1,5 +1,5 @@
 // What every reference stage returns per output element: the fp64 value, its 16-bit rounding and
-// the statistic S of the bounded tier (DESIGN.md): y = Σ_k t_k over `reduction_length` terms t_k,
+// the statistic S of the bounded tier (docs/tolerance.md): y = Σ_k t_k over `reduction_length` terms t_k,
 // S = sqrt(Σ_k t_k²). The comparator's bound for the element is built from y, S and the length.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The per-element error bound of the bounded tier (DESIGN.md "Two comparison tiers"):
+// The per-element error bound of the bounded tier (docs/tolerance.md, "Bounded tier"):
 //
 //   |y − y_ref| ≤ u_out·|y_ref| + η_out/2 + (1 + u_out)·c·u_acc·√K·S,   S = sqrt(Σ_k t_k²)
 //
@@ -20,7 +20,7 @@
 //   - drifting terms (|y| ≈ Σ|t_k|): max_k|s_k| ≈ |y| and the error is ~u_acc·√K·|y|, which stays
 //     far below the first term u_out·|y| for any K < 2^30 (u_acc·√K ≤ 2^-9 < u_out).
 // c = 12 keeps a correct fp32 kernel well inside the bound while the bugs it must catch stay out:
-//   - calibration on an H200 (DESIGN.md): cuBLAS with fp32 accumulation, K ∈ {128, 2048, 7168},
+//   - calibration on an H200 (docs/tolerance.md): cuBLAS with fp32 accumulation, K ∈ {128, 2048, 7168},
 //     int4 g128 weights: max ratio 0.90–0.99, never above 1 (output rounding dominates);
 //   - one wrong (group, column) scale, one code off by one, 16-bit accumulation: ratios 3.8 to 10^3.
 // u_out = 2^-8 (bf16) or 2^-11 (fp16) is the unit roundoff of the output type; u_acc = 2^-24
