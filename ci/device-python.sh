@@ -29,7 +29,12 @@ eigen="$PWD/.deps/eigen3"
 export PATH="/usr/local/cuda/bin:$PATH"
 
 venv=/tmp/moeval-python-venv
+# The machine's python3 is itself a venv (/opt/torch/.venv): --system-site-packages would expose the
+# base interpreter's packages, not torch's, so the new venv gets the parent's site-packages by a .pth.
+parent_site=$(python3 -c 'import site; print("\n".join(site.getsitepackages()))')
 python3 -m venv --system-site-packages "$venv"
+venv_site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+printf '%s\n' "$parent_site" > "$venv_site/parent-site-packages.pth"
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
 python -c "import numpy" 2>/dev/null || pip install -q --no-index --find-links .deps/wheels numpy
