@@ -2,7 +2,8 @@
 #                         [LABELS <labels...>] [SOURCES <files...>] [LIBS <targets...>])
 #
 # Builds a gtest executable <name> that runs a user's GemmKernelUnderTest over a named matrix of
-# moeval::testbed::gemm_matrix (default "smoke"; "default" is the matrix of `moeval check`), and
+# moeval::testbed::gemm_matrix (default "smoke"; "default" is the GEMM core of `moeval check`'s
+# standard matrix), and
 # adds one ctest entry per case (labelled `gpu` unless LABELS says otherwise). KERNEL_FACTORY is a
 # callable (a function name) declared in HEADER that returns
 # std::shared_ptr<const moeval::testbed::GemmKernelUnderTest>; SOURCES and LIBS hold the kernel.

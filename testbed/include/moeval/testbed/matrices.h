@@ -10,9 +10,10 @@
 
 namespace moeval::testbed {
 
-// "default": the matrix of `moeval check` and `moeval sweep` — every weight type × dtype × group
-//   size × GEMM × tier at a small shape, Marlin's act-order × is_k_full (a real K shard included) ×
-//   dtype, and E = 512.
+// "default": the core of `moeval check --matrix standard` (which adds the ends of each axis and the
+//   layer, tools/moeval/matrices.cpp) and the matrix of `moeval sweep` — every weight type × dtype ×
+//   group size × GEMM × tier at a small shape, Marlin's act-order × is_k_full (a real K shard
+//   included) × dtype, and E = 512.
 // "smoke": a few seconds on a CPU — every weight type × dtype on both GEMMs, bounded tier at group
 //   128 (zero-point types at group 32), plus one exact-tier case per GEMM and an expert-parallel map.
 // Throws std::invalid_argument naming the matrix and the known ones.
