@@ -23,11 +23,10 @@ if ! command -v nvcc >/dev/null 2>&1 && [[ ! -x /usr/local/cuda/bin/nvcc ]]; the
   exit 1
 fi
 
-if ! python3 -c "import h5py, numpy" >/dev/null 2>&1; then
-  echo "install-deps: installing h5py and numpy (pip)"
-  # A Debian system python refuses plain pip installs (PEP 668); say so, then install anyway.
-  if ! python3 -m pip install -q h5py numpy; then
-    echo "install-deps: retrying with --break-system-packages (externally managed python)"
-    python3 -m pip install -q --break-system-packages h5py numpy
-  fi
+# h5py for golden_python_check: the system python if it has it, else a venv of our own
+# (.venv-golden, which golden/tests/CMakeLists.txt picks up); never a pip install into the system.
+if ! python3 -c "import h5py, numpy" >/dev/null 2>&1 && ! .venv-golden/bin/python -c "import h5py, numpy" >/dev/null 2>&1; then
+  echo "install-deps: installing h5py and numpy into .venv-golden (pip, in a venv)"
+  python3 -m venv .venv-golden
+  .venv-golden/bin/python -m pip install -q h5py numpy
 fi
