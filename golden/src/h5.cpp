@@ -400,6 +400,12 @@ std::string corrupt_global_heap(const std::vector<unsigned char>& file) {
     for (std::size_t p = at + collection_header; p < end && p + object_header <= end;) {
       const unsigned index = unsigned(little_endian(file.data() + p, 2));
       const std::uint64_t object = little_endian(file.data() + p + 8, length_size);
+      // Compared before any arithmetic: a size near 2^64 wrapped the padded size below to a small
+      // number, and HDF5 then copied "size" bytes (fuzz/regressions/hdf5_global_heap_object_size_max.h5).
+      if (object > end - p) {
+        return "global heap collection at byte " + std::to_string(at) + " holds an object of " +
+               std::to_string(object) + " bytes at byte " + std::to_string(p) + " that overruns the collection (corrupt)";
+      }
       const std::uint64_t need = index > 0 ? object_header + ((object + 7) / 8) * 8 : object;
       if (need == 0 || need > end - p) {
         return "global heap collection at byte " + std::to_string(at) + " holds an object of " +
