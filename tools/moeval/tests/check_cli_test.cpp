@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string>
 
+#include "report_comparison.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -86,18 +88,7 @@ TEST_F(CheckCli, ShardFromTheLaunchersEnvironment) {
   EXPECT_NE(ompi.output.find("8 jobs of the quick matrix in shard 0/4 (of 30 selected)"), std::string::npos) << ompi.output;
 }
 
-// What may differ between a merged report and a single run's: when and where it ran.
-nlohmann::json without_timing(nlohmann::json j) {
-  for (const char* k : {"start_time", "end_time", "duration_s", "host", "hosts", "merged_from", "devices", "command"}) {
-    j["run"].erase(k);
-  }
-  j["run"]["shard"].erase("source");
-  for (auto& c : j["checks"]) {
-    c.erase("time_s");
-    c.erase("device");
-  }
-  return j;
-}
+using moeval::cli::testing::without_timing;
 
 TEST_F(CheckCli, ShardsMergeIntoTheSingleRunReport) {
   // Two golden families (real CPU work) and the GEMM jobs (SKIPPED without a device).

@@ -11,6 +11,7 @@
 #include "exit_codes.h"
 #include "job_runner.h"
 #include "matrices.h"
+#include "report_comparison.h"
 #include "report_dir.h"
 #include "report_formats.h"
 #include "report_merge.h"
@@ -189,18 +190,7 @@ TEST_F(ReportTest, JunitCountsAndEscapes) {
   EXPECT_EQ(xml.find('\x01'), std::string::npos);
 }
 
-// What may differ between a merged report and a single run's: when and where it ran.
-nlohmann::json without_timing(nlohmann::json j) {
-  for (const char* k : {"start_time", "end_time", "duration_s", "host", "hosts", "merged_from", "devices", "command"}) {
-    j["run"].erase(k);
-  }
-  j["run"]["shard"].erase("source");
-  for (auto& c : j["checks"]) {
-    c.erase("time_s");
-    c.erase("device");
-  }
-  return j;
-}
+using testing::without_timing;
 
 class MergeEqualsOneRun : public ReportTest, public ::testing::WithParamInterface<int> {};
 
