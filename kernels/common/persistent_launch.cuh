@@ -15,9 +15,15 @@ namespace moeval::kernels::detail {
 // (occupancy × SMs), but no more than there can be work items; nothing when there are none.
 // `name` prefixes the errors (the entry point's name). `smem_bytes` of dynamic shared memory per
 // thread block (above 48 KB the kernel is opted in first).
+// `likely_items` (> 0: the host's estimate of the items the kernel will find, which it only learns
+// on the device): when one round of resident blocks covers them, the grid has that many blocks
+// instead of a full round whose surplus blocks exit at once. Measured on the H200 (Marlin, decode
+// cells of one round): 512 blocks for 512 items ran 15 % faster than 660 of which 148 exit; where
+// more rounds are needed, shrinking the grid to even out the rounds measured slower (up to 10 %),
+// so it stays at a full round there. More items than estimated are still covered (a second round).
 template <typename Params>
 void launch_persistent(void (*kernel)(Params), int threads, std::int64_t max_items, const Params& params,
-                       cudaStream_t stream, const char* name, std::size_t smem_bytes = 0) {
+                       cudaStream_t stream, const char* name, std::size_t smem_bytes = 0, std::int64_t likely_items = 0) {
   const std::string where = name;
   int device = 0;
   int sms = 0;
@@ -30,7 +36,8 @@ void launch_persistent(void (*kernel)(Params), int threads, std::int64_t max_ite
   }
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes),
              (where + ": occupancy").c_str());
-  const std::int64_t resident = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+  std::int64_t resident = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+  if (likely_items > 0 && likely_items < resident) resident = likely_items;
   const unsigned grid = static_cast<unsigned>(max_items < resident ? max_items : resident);
   if (grid == 0) return;
   kernel<<<grid, threads, smem_bytes, stream>>>(params);

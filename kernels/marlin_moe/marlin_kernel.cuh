@@ -12,9 +12,9 @@
 // a K split are added in shared memory in warp order (deterministic, no atomics).
 //
 // Data movement per K tile: each lane copies its 16 (4-bit) or 32 (8-bit) bytes of the tile — one
-// contiguous 512/1024-byte piece per warp — and its 16 bytes of permuted scales (the scales of
-// columns c, c+8, ..., c+56 of the tile) into its own shared-memory slots with cp.async, kStages
-// tiles ahead; zero points travel in registers. Activations travel in chunks of four K tiles: the
+// contiguous 512/1024-byte piece per warp — into its own shared-memory slots with cp.async, kStages
+// tiles ahead; where a group starts, also its 16 bytes of permuted scales (the scales of columns c,
+// c+8, ..., c+56 of the tile) into a scale slot; zero points travel in registers. Activations travel in chunks of four K tiles: the
 // warp copies its 8·TT rows × 64 k (128 bytes a row, 16 bytes a lane) into an XOR-swizzled buffer
 // and reads B fragments back with ldmatrix. A warp synchronizes only with itself (__syncwarp after
 // each wait), never with the other warps of its block.
@@ -52,15 +52,21 @@ struct MarlinTile {
   static constexpr int kWordsPerLane = BITS == 4 ? 4 : 8;   // int32 words of a 16×64 tile per lane
   static constexpr int kWords = 32 * kWordsPerLane;          // 128 or 256
   static constexpr int kWeightSlots = kWordsPerLane / 4;     // uint4 per lane per stage
-  static constexpr int kScaleSlot = kWeightSlots;
-  static constexpr int kActSlot = kWeightSlots + 1;          // per-lane words: 2 per token tile
+  static constexpr int kActSlot = kWeightSlots;              // per-lane words: 2 per token tile
   static constexpr int kSlotsPerStage = kActSlot + (kChunked ? 0 : (TT + 1) / 2);
   static constexpr int kRows = 8 * TT;
   static constexpr int kChunkTiles = 4;                      // 64 k: one 128-byte line per row
-  // K tiles in flight per warp: 6 for 8-row 4-bit items (36 KB per thread block, 5 blocks fit an
-  // SM), else 4, a multiple of kChunkTiles as the chunked K loop needs (8 measured no faster).
-  static constexpr int kStages = BITS == 4 && !kChunked ? 6 : 4;
+  // K tiles in flight per warp: 8 for 8- and 16-row 4-bit items (40 and 48 KB per thread block, 5
+  // and 4 blocks fit an SM), else 4 (8 stages for 32-row items measured 19 % slower on Qwen3 M = 256,
+  // H200). A power of two, and each warp's K range starts at a multiple of it (marlin_k_split), so
+  // every round of kStages tiles starts at an even tile: a group of 2, 4 or 8 tiles starts only on
+  // even s, known at compile time — the group bookkeeping costs nothing on odd tiles, and a running
+  // pointer replaces the group's address arithmetic. Chunked items need a multiple of kChunkTiles.
+  static constexpr int kStages = BITS == 4 && TT <= 2 ? 8 : 4;
+  static_assert(kStages == 4 || kStages == 8);
   static_assert(!kChunked || kStages % kChunkTiles == 0);
+  // Scales travel in their own ring, one slot per stage pair: a group starts only on even tiles.
+  static constexpr int kScaleSlots = kStages / 2;
   static constexpr int kChunkUint4 = kChunked ? kRows * 8 : 0;  // one activation chunk buffer
   // Chunk c's buffer is refilled when tile (c + B)·kChunkTiles is loaded, right after tile
   // (c + B)·kChunkTiles − kStages was computed; chunk c's last tile must be computed by then:
@@ -74,7 +80,8 @@ struct MarlinTile {
 template <int BITS, int TT>
 __host__ __device__ constexpr int marlin_warp_smem_uint4() {
   using Tile = MarlinTile<BITS, TT>;
-  constexpr int ring = Tile::kStages * Tile::kSlotsPerStage * 32 + Tile::kActBuffers * Tile::kChunkUint4;
+  constexpr int ring =
+      (Tile::kStages * Tile::kSlotsPerStage + Tile::kScaleSlots) * 32 + Tile::kActBuffers * Tile::kChunkUint4;
   constexpr int partial = 4 * TT * 32;  // float[4 groups][TT][4][32] = 4·TT·32 uint4
   return ring > partial ? ring : partial;
 }
@@ -149,12 +156,20 @@ struct LaneTiles {
   const std::uint32_t* zeros;    // expert's zero words at this lane's entries (group 0), or null
 };
 
-// Starts K tile kt: its weights (at w, the caller's running pointer) and scales into the stage's
-// slots, its zero words into zw. The caller commits the async group.
-// A K tile whose group differs from the previous tile's (or the warp's first tile): only there do
-// the scales and zero points of a stage get loaded and prepared (a g128 group spans 8 tiles).
-__device__ inline bool starts_group(const MarlinParams& p, int kt, int kt_begin) {
-  return kt == kt_begin || (kt & p.group_tile_mask) == 0;
+// Whether tile kt = round + s of a K round (round ≡ 0 mod kStages, see MarlinTile::kStages) starts
+// a group, so that its scales and zero points are loaded and prepared: the warp's first tile, and
+// where a group of 2, 4 or 8 tiles begins — never on odd s, known at compile time.
+__device__ inline bool starts_group(const MarlinParams& p, int round, int s, int kt_begin) {
+  if (s % 2 != 0) return false;
+  return (s == 0 && round == kt_begin) || ((round + s) & p.group_tile_mask) == 0;
+}
+
+// The first K tile of warp wk of warps_k: the K tiles are split in runs of `unit` tiles (the K
+// loop's round), as evenly as whole runs allow; the last warp ends at k_tiles.
+__host__ __device__ constexpr int marlin_k_split(int k_tiles, int warps_k, int wk, int unit) {
+  const int units = (k_tiles + unit - 1) / unit;
+  const int begin = unit * (units * wk / warps_k);
+  return begin < k_tiles ? begin : k_tiles;
 }
 
 // Where the next K tile to load comes from: the lane's weights, advanced one tile per load (tiles
@@ -162,14 +177,19 @@ __device__ inline bool starts_group(const MarlinParams& p, int kt, int kt_begin)
 // 4i + lane / 8 of the item (−1: a padding row, zero-filled and never read); rows, not pointers,
 // keep the 5-blocks-per-SM instances inside their 102 registers. Per-lane words: a pointer to
 // token g's pair (2t, 2t+1) of the next tile (padding rows read row 0 of A, never stored).
+// The scales and zero words of the next group to load, likewise advanced one group at a time.
 template <int TT, bool CHUNKED = (TT >= 2)>
 struct LoadCursor {
   const std::uint32_t* weight;
+  const std::uint16_t* scales;
+  const std::uint32_t* zeros;
   std::int32_t row[2 * TT];
 };
 template <int TT>
 struct LoadCursor<TT, false> {
   const std::uint32_t* weight;
+  const std::uint16_t* scales;
+  const std::uint32_t* zeros;
   const std::uint16_t* x[TT];
 };
 
@@ -202,26 +222,33 @@ __device__ inline void marlin_load_chunk(uint4* buf, const LoadCursor<TT>& cur, 
 
 // B fragments (b0, b1 of mma.m16n8k16) of token tiles tt and tt + 1 (x4) or of tile tt (x2), for
 // K tile j of a chunk: matrices (tile, k 0–7), (tile, k 8–15) in lane order 0–7, 8–15, 16–23, 24–31.
-__device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], const uint4* p) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+// Shared-memory addresses are 32-bit byte addresses.
+__device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], unsigned a) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(a));
 }
-__device__ inline void ldmatrix_x2(std::uint32_t& r0, std::uint32_t& r1, const uint4* p) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+__device__ inline void ldmatrix_x2(std::uint32_t& r0, std::uint32_t& r1, unsigned a) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(a));
 }
+__device__ inline unsigned shared_address(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+// The lane's ldmatrix row in a chunk buffer for K tile 0, in bytes: row 8·(lane / 16) + lane % 8,
+// piece (lane / 8) % 2. Piece 2j + h of row r sits at unit 8r + ((2j + h) ^ (r % 8)), which is
+// (8r + (h ^ (r % 8))) ^ 2j: tile j's address is tile 0's with bits 5–6 flipped, one LOP3 a tile.
+__device__ inline unsigned ldmatrix_lane_offset(int lane) {
+  return 16u * static_cast<unsigned>(chunk_unit(8 * (lane >> 4) + (lane & 7), (lane >> 3) & 1));
+}
 template <int TT>
-__device__ inline void load_b_fragments(std::uint32_t (&b)[TT][2], const uint4* buf, int j, int lane) {
-  const int piece = 2 * j + ((lane >> 3) & 1);
+__device__ inline void load_b_fragments(std::uint32_t (&b)[TT][2], unsigned buf, int j, unsigned lane_offset) {
+  const unsigned a = buf + (lane_offset ^ (32u * static_cast<unsigned>(j)));
   if constexpr (TT == 1) {
-    ldmatrix_x2(b[0][0], b[0][1], buf + chunk_unit(lane & 7, piece));
+    ldmatrix_x2(b[0][0], b[0][1], a);
   } else {
 #pragma unroll
     for (int tt = 0; tt < TT; tt += 2) {
       std::uint32_t r[4];
-      ldmatrix_x4(r, buf + chunk_unit(8 * (tt + (lane >> 4)) + (lane & 7), piece));
+      ldmatrix_x4(r, a + 1024u * static_cast<unsigned>(tt));  // rows 8·tt on: 64·tt units
       b[tt][0] = r[0];
       b[tt][1] = r[1];
       b[tt + 1][0] = r[2];
@@ -231,9 +258,9 @@ __device__ inline void load_b_fragments(std::uint32_t (&b)[TT][2], const uint4* 
 }
 
 template <typename T, int BITS, int TT, QuantMode MODE>
-__device__ inline void marlin_load_stage(uint4* slots, uint4* chunk, bool chunk_start, std::uint32_t (&zw)[BITS / 4],
-                                         const MarlinParams& p, const LaneTiles<BITS>& lt, LoadCursor<TT>& cur, int kt,
-                                         int kt_begin, int kt_end, int lane) {
+__device__ inline void marlin_load_stage(uint4* slots, uint4* scale_slot, uint4* chunk, bool chunk_start, bool group_start,
+                                         std::uint32_t (&zw)[BITS / 4], const MarlinParams& p, const LaneTiles<BITS>& lt,
+                                         LoadCursor<TT>& cur, int kt, int kt_end, int lane) {
   using Tile = MarlinTile<BITS, TT>;
 #pragma unroll
   for (int i = 0; i < Tile::kWeightSlots; ++i) copy_async_16(slots + 32 * i, cur.weight + 4 * i);
@@ -250,18 +277,18 @@ __device__ inline void marlin_load_stage(uint4* slots, uint4* chunk, bool chunk_
       cur.x[tt] += 16;
     }
   }
-  if (MODE != QuantMode::k_shard && starts_group(p, kt, kt_begin)) {
-    const int group = p.channelwise ? 0 : kt >> p.group_tile_shift;
-    if (!p.channelwise) copy_async_16_cached(slots + 32 * Tile::kWeightSlots, lt.scales + std::int64_t(group) * p.n);
+  if (MODE != QuantMode::k_shard && group_start) {
+    if (!p.channelwise) copy_async_16_cached(scale_slot, cur.scales);
+    cur.scales += p.n;
     if constexpr (MODE == QuantMode::zero_point) {
-      const std::uint32_t* z = lt.zeros + std::int64_t(group) * (p.n * BITS / 32);
       if constexpr (BITS == 4) {
-        zw[0] = __ldg(z);
+        zw[0] = __ldg(cur.zeros);
       } else {
-        const uint2 v = __ldg(reinterpret_cast<const uint2*>(z));
+        const uint2 v = __ldg(reinterpret_cast<const uint2*>(cur.zeros));
         zw[0] = v.x;
         zw[1] = v.y;
       }
+      cur.zeros += p.n * BITS / 32;
     }
   }
 }
@@ -308,14 +335,14 @@ __device__ inline void marlin_kshard_scales(uint4 (&scale_rows)[4], const Marlin
 }
 
 template <typename T, int BITS, int TT, QuantMode MODE>
-__device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots, const uint4* chunk, int j,
+__device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots, unsigned chunk, unsigned lane_offset, int j,
                                             const GroupParams& gp, const MarlinParams& p, int expert,
                                             const LaneTiles<BITS>& lt, int kt, int lane) {
   using Tile = MarlinTile<BITS, TT>;
   const int t = lane & 3;
   std::uint32_t b[TT][2];
   if constexpr (Tile::kChunked) {
-    load_b_fragments<TT>(b, chunk, j, lane);
+    load_b_fragments<TT>(b, chunk, j, lane_offset);
   } else {
     const std::uint32_t* act = stage_activations<BITS, TT>(slots, lane);
 #pragma unroll
@@ -389,12 +416,15 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
   const int wk = warp / warps_n;
   uint4* warp_smem = smem + warp * kWarpSmem;
   uint4* slots = warp_smem + lane;  // stage s, slot i: slots[32·(s·kSlotsPerStage + i)]
-  uint4* act_buffers = warp_smem + 32 * kStages * Tile::kSlotsPerStage;
+  uint4* scale_slots = warp_smem + 32 * kStages * Tile::kSlotsPerStage + lane;  // pair s / 2: scale_slots[32·(s / 2)]
+  uint4* act_buffers = warp_smem + 32 * (kStages * Tile::kSlotsPerStage + Tile::kScaleSlots);
+  const unsigned act_shared = shared_address(act_buffers);
+  const unsigned ldsm_offset = ldmatrix_lane_offset(lane);
 
   const std::int64_t blocks = min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
   const std::int64_t items = blocks * p.row_groups * p.n_items;
-  const int kt_begin = p.k_tiles * wk / p.warps_k;
-  const int kt_end = p.k_tiles * (wk + 1) / p.warps_k;
+  const int kt_begin = marlin_k_split(p.k_tiles, p.warps_k, wk, kStages);
+  const int kt_end = marlin_k_split(p.k_tiles, p.warps_k, wk + 1, kStages);
 
   // Items are dealt round-robin: the thread blocks running at one time read neighbouring tile
   // columns of the same K bands, which keeps DRAM pages open (H200, Mixtral w13 M = 16: 239 →
@@ -464,38 +494,47 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
         }
         set_scales<T>(gp, make_uint4(sc[0], sc[1], sc[2], sc[3]));
       }
-      std::uint32_t zw[kStages][BITS / 4];
+      std::uint32_t zw[Tile::kScaleSlots][BITS / 4];  // zero words, one set per scale slot
       cursor.weight = lt.weight + kt_begin * lt.weight_kt_stride;
+      cursor.scales = lt.scales + std::int64_t(p.channelwise ? 0 : kt_begin >> p.group_tile_shift) * p.n;
+      if constexpr (MODE == QuantMode::zero_point) {
+        cursor.zeros = lt.zeros + std::int64_t(p.channelwise ? 0 : kt_begin >> p.group_tile_shift) * (p.n * BITS / 32);
+      }
       auto stage = [&](int s) { return slots + 32 * Tile::kSlotsPerStage * s; };
       // Chunked: every loop below steps kt by kStages from kt_begin, a multiple of kChunkTiles, so
       // stage s holds tile s % kChunkTiles of its chunk, known at compile time. The chunk buffers
       // are used in order, so a running index each for loads and computes replaces any division.
       int load_buf = 0, compute_buf = 0;
       auto next_buf = [](int b) { return b + 1 == Tile::kActBuffers ? 0 : b + 1; };
-      auto load = [&](int s, int kt) {
+      // Loads tile round + s into stage s (s is a compile-time constant once the loops unroll).
+      auto load = [&](int s, int round) {
         const bool chunk_start = Tile::kChunked && s % Tile::kChunkTiles == 0;
-        marlin_load_stage<T, BITS, TT, MODE>(stage(s), act_buffers + Tile::kChunkUint4 * load_buf, chunk_start, zw[s], p,
-                                             lt, cursor, kt, kt_begin, kt_end, lane);
+        marlin_load_stage<T, BITS, TT, MODE>(stage(s), scale_slots + 32 * (s / 2),
+                                             act_buffers + Tile::kChunkUint4 * load_buf, chunk_start,
+                                             starts_group(p, round, s, kt_begin), zw[s / 2], p, lt, cursor, round + s,
+                                             kt_end, lane);
         if (chunk_start) load_buf = next_buf(load_buf);
       };
-      // Computes K tile kt from stage s and its chunk (group parameters refreshed where a group starts).
-      auto compute = [&](int s, int kt) {
+      // Computes tile round + s from stage s and its chunk (group parameters refreshed where a group starts).
+      auto compute = [&](int s, int round) {
         wait_async<kStages - 1>();
         if constexpr (Tile::kChunked) __syncwarp();  // the chunk's rows were copied by other lanes of the warp
-        if (MODE != QuantMode::k_shard && starts_group(p, kt, kt_begin)) {
-          if (!p.channelwise) set_scales<T>(gp, stage(s)[32 * Tile::kScaleSlot]);
-          if constexpr (MODE == QuantMode::zero_point) set_zeros<T, BITS>(gp, zw[s]);
+        if (MODE != QuantMode::k_shard && starts_group(p, round, s, kt_begin)) {
+          if (!p.channelwise) set_scales<T>(gp, scale_slots[32 * (s / 2)]);
+          if constexpr (MODE == QuantMode::zero_point) set_zeros<T, BITS>(gp, zw[s / 2]);
         }
         const int j = s % Tile::kChunkTiles;
-        marlin_compute_stage<T, BITS, TT, MODE>(acc, stage(s), act_buffers + Tile::kChunkUint4 * compute_buf, j, gp, p,
-                                                expert, lt, kt, lane);
+        marlin_compute_stage<T, BITS, TT, MODE>(acc, stage(s), act_shared + 16u * Tile::kChunkUint4 * compute_buf,
+                                                ldsm_offset, j, gp, p, expert, lt, round + s, lane);
         if (Tile::kChunked && j == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
       };
       // One async group per K tile, empty ones included, so "all but the newest kStages − 1 groups
-      // are complete" always means "the tile about to be computed has landed".
+      // are complete" always means "the tile about to be computed has landed". A scale slot is
+      // refilled (at an even s) only after the tile before it was computed, and that tile's group
+      // parameters were taken into registers where its group started.
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
-        if (kt_begin + s < kt_end) load(s, kt_begin + s);
+        if (kt_begin + s < kt_end) load(s, kt_begin);
         commit_async();
       }
       int kt = kt_begin;
@@ -503,8 +542,8 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
       for (; kt + 2 * kStages <= kt_end; kt += kStages) {
 #pragma unroll
         for (int s = 0; s < kStages; ++s) {
-          compute(s, kt + s);
-          load(s, kt + s + kStages);
+          compute(s, kt);
+          load(s, kt + kStages);
           commit_async();
         }
       }
@@ -513,8 +552,8 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
 #pragma unroll
         for (int s = 0; s < kStages; ++s) {
           if (kt + s < kt_end) {
-            compute(s, kt + s);
-            if (kt + s + kStages < kt_end) load(s, kt + s + kStages);
+            compute(s, kt);
+            if (kt + s + kStages < kt_end) load(s, kt + kStages);
             commit_async();
           }
         }
@@ -577,7 +616,7 @@ template <typename T, int BITS, int TT, QuantMode MODE>
 void launch_marlin_tiles(const MarlinParams& params, cudaStream_t stream) {
   launch_persistent(marlin_moe_kernel<T, BITS, TT, MODE>, kMarlinThreads,
                     params.block_capacity * params.row_groups * params.n_items, params, stream, "marlin_moe",
-                    marlin_smem_bytes<BITS, TT>());
+                    marlin_smem_bytes<BITS, TT>(), params.likely_items);
 }
 
 template <typename T, int BITS, QuantMode MODE>

@@ -1,6 +1,7 @@
 // marlin_moe entry point: argument checks, device guard, act-order gather, work split, dispatch on
 // dtype × bits.
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -93,6 +94,41 @@ std::int64_t likely_blocks(const MarlinMoeArgs& args, std::int64_t block_capacit
   const std::int64_t experts = std::max<std::int64_t>(1, std::min<std::int64_t>(slots, args.weights.num_experts));
   const std::int64_t per_expert = (slots + experts - 1) / experts;
   return std::min(block_capacity, experts * ((per_expert + args.blocks.block_size - 1) / args.blocks.block_size));
+}
+
+// The mean number of blocks moe_align produces under uniform routing: each of M tokens picks each
+// expert with probability p = top_k / E, so an expert's count n is Binomial(M, p) and it fills
+// ⌈n / B⌉ blocks. Summed over the pmf near its mean (walked by the ratio of neighbouring terms),
+// or, once the spread covers many blocks, n / B plus the mean round-up (B − 1) / 2B.
+double expected_blocks(const MarlinMoeArgs& args) {
+  const std::int64_t experts = std::max<std::int64_t>(1, args.weights.num_experts);
+  const std::int64_t top_k = std::max(1, args.top_k);
+  const std::int64_t tokens = args.blocks.num_slots / top_k;
+  const double b = args.blocks.block_size;
+  if (tokens <= 0) return 0.0;
+  const double p = std::min(1.0, static_cast<double>(top_k) / static_cast<double>(experts));
+  const double mean = static_cast<double>(tokens) * p;
+  if (p >= 1.0) return static_cast<double>(experts) * std::ceil(static_cast<double>(tokens) / b);
+  const double sd = std::sqrt(mean * (1.0 - p));
+  if (sd >= 4.0 * b) return static_cast<double>(experts) * (mean / b + (b - 1.0) / (2.0 * b));
+  const auto mode = static_cast<std::int64_t>(std::floor((static_cast<double>(tokens) + 1.0) * p));
+  const double log_mode = std::lgamma(static_cast<double>(tokens) + 1.0) - std::lgamma(static_cast<double>(mode) + 1.0) -
+                          std::lgamma(static_cast<double>(tokens - mode) + 1.0) + static_cast<double>(mode) * std::log(p) +
+                          static_cast<double>(tokens - mode) * std::log1p(-p);
+  const double odds = p / (1.0 - p);
+  auto blocks_of = [b](std::int64_t n) { return std::ceil(static_cast<double>(n) / b); };
+  double sum = std::exp(log_mode) * blocks_of(mode);
+  double term = std::exp(log_mode);
+  for (std::int64_t n = mode; n < tokens && term > 1e-12; ++n) {  // above the mode
+    term *= static_cast<double>(tokens - n) / static_cast<double>(n + 1) * odds;
+    sum += term * blocks_of(n + 1);
+  }
+  term = std::exp(log_mode);
+  for (std::int64_t n = mode; n > 0 && term > 1e-12; --n) {  // below the mode
+    term *= static_cast<double>(n) / static_cast<double>(tokens - n + 1) / odds;
+    sum += term * blocks_of(n - 1);
+  }
+  return static_cast<double>(experts) * sum;
 }
 
 // Splits K over the 4 warps of a thread block (1, 2 or 4 ways): the shallowest split that still
@@ -200,6 +236,8 @@ void marlin_moe(const MarlinMoeArgs& args) {
                                  detail::marlin_resident_blocks(token_tiles));
   const int warps_n = 4 / p.warps_k;
   p.n_items = (p.n_tiles + warps_n - 1) / warps_n;
+  p.likely_items = std::min(p.block_capacity, static_cast<std::int64_t>(std::ceil(detail::expected_blocks(args) - 1e-9))) *
+                   p.row_groups * p.n_items;
   p.implicit_zero = marlin_bits(w.type) == 4 ? 8u : 128u;
 
   const bool shard = k_shard(w);

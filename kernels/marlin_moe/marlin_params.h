@@ -38,6 +38,7 @@ struct MarlinParams {
   int row_groups;                // a block's rows are split into groups of 8·token_tiles rows
   int n_items;                   // ceil(n_tiles / warps_n): work items across N per row group
   int warps_k;                   // warps splitting K inside a thread block (1, 2 or 4)
+  std::int64_t likely_items;     // the host's estimate of the work items (launch_persistent)
   std::uint32_t implicit_zero;   // 8 or 128 when zeros is null
 };
 
@@ -55,6 +56,8 @@ constexpr int marlin_resident_blocks(int token_tiles) {
 int marlin_token_tiles(int block_size, bool k_shard);
 // Blocks moe_align will likely produce for these arguments (uniform routing), ≤ block_capacity.
 std::int64_t likely_blocks(const MarlinMoeArgs& args, std::int64_t block_capacity);
+// The mean block count of moe_align under uniform routing (the persistent grid is sized by it).
+double expected_blocks(const MarlinMoeArgs& args);
 // Warps splitting K (1, 2 or 4) for `resident` thread blocks on the device; see marlin_moe.cu.
 int choose_warps_k(const MarlinMoeArgs& args, std::int64_t block_capacity, int row_groups, std::int64_t resident);
 

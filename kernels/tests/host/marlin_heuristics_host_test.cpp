@@ -3,15 +3,20 @@
 // items, never fewer than 4 K tiles per warp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
 
 #include "../../marlin_moe/marlin_params.h"
 
 namespace moeval::kernels {
 namespace {
 
-MarlinMoeArgs args_for(std::int64_t n, std::int64_t k, std::int64_t slots, int experts, int block_size) {
+MarlinMoeArgs args_for(std::int64_t n, std::int64_t k, std::int64_t slots, int experts, int block_size, int top_k = 1) {
   MarlinMoeArgs args;
+  args.top_k = top_k;
   args.shape = {n, k};
   args.blocks.num_slots = slots;
   args.blocks.block_size = block_size;
@@ -39,6 +44,48 @@ TEST(MarlinHeuristics, LikelyBlocksAroundOneTokenPerExpertAndOneFullBlock) {
   EXPECT_EQ(detail::likely_blocks(args_for(64, 64, 2048, 256, 16), 1000), 256);
   // Never more than the sorted buffer holds.
   EXPECT_EQ(detail::likely_blocks(args_for(64, 64, 2049, 256, 8), 300), 300);
+}
+
+// The blocks of moe_align for `tokens` tokens routed uniformly (top_k distinct experts each), averaged
+// over `trials` draws: what expected_blocks computes in closed form.
+double simulated_blocks(std::int64_t tokens, int top_k, int experts, int block_size, int trials) {
+  std::mt19937_64 rng(20261130);
+  std::vector<int> order(static_cast<std::size_t>(experts));
+  double total = 0.0;
+  for (int trial = 0; trial < trials; ++trial) {
+    std::vector<std::int64_t> count(static_cast<std::size_t>(experts), 0);
+    for (std::int64_t t = 0; t < tokens; ++t) {
+      std::iota(order.begin(), order.end(), 0);
+      for (int j = 0; j < top_k; ++j) {  // a partial Fisher–Yates shuffle: top_k distinct experts
+        std::uniform_int_distribution<int> pick(j, experts - 1);
+        std::swap(order[std::size_t(j)], order[std::size_t(pick(rng))]);
+        ++count[std::size_t(order[std::size_t(j)])];
+      }
+    }
+    for (std::int64_t c : count) total += static_cast<double>((c + block_size - 1) / block_size);
+  }
+  return total / trials;
+}
+
+TEST(MarlinHeuristics, ExpectedBlocksExactWhereRoutingIsForced) {
+  // One token, top_k experts: exactly top_k blocks. Every expert taken by every token: E·⌈M/B⌉.
+  EXPECT_NEAR(detail::expected_blocks(args_for(64, 64, 8, 256, 8, 8)), 8.0, 1e-9);
+  EXPECT_NEAR(detail::expected_blocks(args_for(64, 64, 100 * 8, 8, 16, 8)), 8.0 * 7, 1e-9);
+  EXPECT_EQ(detail::expected_blocks(args_for(64, 64, 0, 8, 16, 2)), 0.0);
+}
+
+TEST(MarlinHeuristics, ExpectedBlocksMatchesSimulatedRouting) {
+  struct Case {
+    std::int64_t tokens;
+    int top_k, experts, block;
+  };
+  for (const Case c : {Case{4, 8, 256, 8}, Case{16, 8, 256, 8}, Case{64, 8, 256, 8}, Case{256, 8, 256, 16},
+                       Case{16, 8, 128, 8}, Case{4, 2, 8, 8}, Case{1024, 2, 8, 64}}) {
+    const double expected = detail::expected_blocks(args_for(64, 64, c.tokens * c.top_k, c.experts, c.block, c.top_k));
+    const double simulated = simulated_blocks(c.tokens, c.top_k, c.experts, c.block, 400);
+    EXPECT_NEAR(expected, simulated, 0.02 * simulated + 0.2)
+        << "M = " << c.tokens << ", top_k = " << c.top_k << ", E = " << c.experts << ", B = " << c.block;
+  }
 }
 
 TEST(MarlinHeuristics, WarpsKAroundTwoItemsPerResidentBlock) {
