@@ -5,8 +5,9 @@
 // Every documented row has a trigger here and every trigger a documented row.
 //
 // Placeholders in commands and messages: {dir} a fresh temp directory per row, {golden} the
-// committed golden data, {full} a 64 KiB tmpfs (full disk), {ro} a read-only tmpfs. The last two
-// need root (mount in a private mount namespace); elsewhere those rows report Skipped.
+// committed golden data, {regressions} the fuzzers' saved inputs (fuzz/regressions), {full} a
+// 64 KiB tmpfs (full disk), {ro} a read-only tmpfs. The last two need root (mount in a private
+// mount namespace); elsewhere those rows report Skipped.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <hdf5.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -281,6 +283,29 @@ const std::map<std::string, Trigger>& triggers() {
     });
     cli("check-repro-no-gpu", Needs::no_gpu);
     cli("check-repro-global-heap-loop");
+    cli("check-repro-heap-collection-too-small");
+    cli("check-repro-heap-object-overruns");
+    cli("check-repro-heap-past-end");
+    cli("check-repro-dataspace-too-large", Needs::nothing, [](const Env& e) {
+      // inputs/a replaced by a 2^20 x 2^15 uint16 dataset whose chunks were never written: the
+      // file stays a few KB while its dataspace claims 64 GiB (what a corrupt dims field says).
+      const golden::CaseRecord r = small_record();
+      const fs::path path = e.dir / "huge.h5";
+      golden::write_golden_file(path, golden::current_provenance(), "repro", {r});
+      const std::string a = "/" + r.name + "/inputs/a";
+      const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+      ASSERT_GE(f, 0);
+      ASSERT_GE(H5Ldelete(f, a.c_str(), H5P_DEFAULT), 0);
+      const hsize_t dims[2] = {hsize_t(1) << 20, hsize_t(1) << 15}, chunk[2] = {64, 64};
+      const hid_t space = H5Screate_simple(2, dims, nullptr), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+      H5Pset_chunk(dcpl, 2, chunk);
+      const hid_t ds = H5Dcreate2(f, a.c_str(), H5T_STD_U16LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+      EXPECT_GE(ds, 0);
+      H5Dclose(ds);
+      H5Pclose(dcpl);
+      H5Sclose(space);
+      ASSERT_GE(H5Fclose(f), 0);
+    });
     // Golden corpus.
     cli("golden-file-missing");
     cli("golden-not-hdf5", Needs::nothing, [](const Env& e) { std::ofstream(e.dir / "layer.h5") << "not hdf5\n"; });
@@ -519,7 +544,6 @@ TEST(KilledRun, KeepsItsLinesAndItsPartialReport) {
   }
   fs::remove_all(dir);
 }
-
 
 TEST(ErrorCatalogueDoc, EveryRowHasATriggerAndEveryTriggerARow) {
   const auto doc = read_doc();
