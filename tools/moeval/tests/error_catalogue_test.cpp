@@ -545,6 +545,57 @@ TEST(KilledRun, KeepsItsLinesAndItsPartialReport) {
   fs::remove_all(dir);
 }
 
+// Ctrl-C while the output goes to a pipe: the lines printed so far arrive, the run stops after the
+// job in flight, and the --json report is written once more, saying that the run was interrupted
+// and how many jobs did not run (it said "complete": true and nothing else before).
+TEST(InterruptedRun, JsonReportSaysInterrupted) {
+  const fs::path dir = fs::temp_directory_path() / ("moeval-interrupted-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string json = (dir / "r.json").string();
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::dup2(fds[1], 1);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::execl(MOEVAL_BINARY, "moeval", "check", "--cpu-only", "--json", json.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  std::string text, line;
+  char c;
+  bool first = false;  // the first result line: one golden family done, three left
+  while (!first && ::read(fds[0], &c, 1) == 1) {
+    text += c;
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
+    first = line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0;
+    line.clear();
+  }
+  ASSERT_TRUE(first) << text;
+  ::kill(child, SIGINT);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  while (::read(fds[0], &c, 1) == 1) text += c;
+  ::close(fds[0]);
+  ASSERT_TRUE(WIFSIGNALED(status)) << text;
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+  EXPECT_NE(text.find("check: interrupted after"), std::string::npos) << text;
+  std::ifstream in(json);
+  std::stringstream body;
+  body << in.rdbuf();
+  EXPECT_NE(body.str().find("\"interrupted\": true"), std::string::npos) << body.str();
+  EXPECT_NE(body.str().find("\"not_run\": "), std::string::npos) << body.str();
+  EXPECT_EQ(body.str().find("\"not_run\": 0"), std::string::npos) << body.str();
+  fs::remove_all(dir);
+}
+
+
 TEST(ErrorCatalogueDoc, EveryRowHasATriggerAndEveryTriggerARow) {
   const auto doc = read_doc();
   EXPECT_GE(doc.size(), 40u);
