@@ -34,6 +34,7 @@
 #include "moeval/golden/golden_file.h"
 #include "moeval/golden/h5.h"
 #include "moeval/golden/schema.h"
+#include "moeval/kernels/marlin_moe.h"
 #include "moeval/kernels/moe_align.h"
 #include "moeval/kernels/wna16_moe.h"
 #include "moeval/reference/gemm_reference.h"
@@ -167,6 +168,32 @@ std::string wna16_message(const std::function<void(kernels::Wna16MoeArgs&)>& cha
   kernels::Wna16MoeArgs a = valid_wna16_args();
   change(a);
   return message_of([&] { kernels::wna16_moe(a); });
+}
+
+kernels::MarlinMoeArgs valid_marlin_args() {
+  // As for wna16: the argument checks come before any CUDA call, the addresses are never touched.
+  alignas(16) static std::uint8_t storage[64];
+  kernels::MarlinMoeArgs a;
+  a.a = storage;
+  a.c = storage;
+  a.weights.qweight = reinterpret_cast<const std::uint32_t*>(storage);
+  a.weights.scales = storage;
+  a.weights.num_experts = 2;
+  a.weights.type = kernels::MarlinWeightType::uint4b8;
+  a.weights.group_size = 32;
+  a.weights.num_groups = 2;
+  a.shape = {64, 64};
+  a.blocks.block_size = 16;
+  a.blocks.num_slots = 4;
+  a.blocks.sorted_capacity = 64;
+  a.top_k = 2;
+  return a;
+}
+
+std::string marlin_message(const std::function<void(kernels::MarlinMoeArgs&)>& change) {
+  kernels::MarlinMoeArgs a = valid_marlin_args();
+  change(a);
+  return message_of([&] { kernels::marlin_moe(a); });
 }
 
 std::string problem_message(const std::function<void(MoeProblem&)>& change) {
@@ -359,6 +386,16 @@ const std::map<std::string, Trigger>& triggers() {
     lib("kernel-null-pointer", [](const Env&) { return wna16_message([](auto& a) { a.a = nullptr; }); });
     lib("kernel-topk-weights-missing", [](const Env&) {
       return wna16_message([](auto& a) { a.mul_topk_weights = true; });
+    });
+    lib("kernel-marlin-k-not-multiple-of-tile", [](const Env&) { return marlin_message([](auto& a) { a.shape.k = 24; }); });
+    lib("kernel-marlin-zero-experts", [](const Env&) {
+      return marlin_message([](auto& a) { a.weights.num_experts = 0; });
+    });
+    lib("kernel-marlin-act-order-zero-point", [](const Env&) {
+      return marlin_message([](auto& a) {
+        a.weights.type = kernels::MarlinWeightType::uint4;
+        a.weights.act_order = true;
+      });
     });
     lib("kernel-align-zero-experts", [](const Env&) {
       return message_of([] { (void)kernels::moe_align_sorted_capacity(8, 0, 16); });
