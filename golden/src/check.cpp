@@ -106,6 +106,7 @@ FamilyReport update_family(Family family, const std::filesystem::path& path, std
             std::string(e.what()) + " (one case of an unreadable file cannot be updated; update the whole file)";
         return report;
       }
+      report.replaced_unreadable = e.what();
     }
   }
   std::vector<CaseRecord> next = std::move(regenerated);
@@ -118,7 +119,7 @@ FamilyReport update_family(Family family, const std::filesystem::path& path, std
     if (!replaced) merged.push_back(next.front());
     next = std::move(merged);
   }
-  report.differences = diff_cases(stored, next);
+  if (!report.replaced_unreadable) report.differences = diff_cases(stored, next);
   if (readable && report.differences.empty()) return report;
   try {
     write_golden_file(path, current_provenance(), std::string(to_string(family)), next);

@@ -369,15 +369,22 @@ std::uint64_t little_endian(const unsigned char* p, unsigned bytes) {
   return v;
 }
 
+// What the pre-scan of the global heap found ("" each when nothing).
+struct HeapFindings {
+  std::string unsafe;    // HDF5 would hang or crash on it: refused before HDF5 opens the file
+  std::string past_end;  // a collection that runs past the end of the file (see open_read)
+};
+
 // HDF5 1.10.8 loops forever while loading a global heap collection (where variable-length strings
 // such as our provenance attributes live) that holds a free-space object of size 0: its parser
 // advances by the object's size. Found by fuzzing (docs/fuzzing.md). Walk every collection the
-// way the library does and refuse the file before HDF5 sees it. Returns "" or the reason.
-std::string corrupt_global_heap(const std::vector<unsigned char>& file) {
-  if (file.size() < 16) return "";
+// way the library does and refuse the file before HDF5 sees it.
+HeapFindings corrupt_global_heap(const std::vector<unsigned char>& file) {
+  HeapFindings found;
+  if (file.size() < 16) return found;
   const unsigned version = file[8];
   const unsigned length_size = version >= 2 ? file[10] : (file.size() > 14 ? file[14] : 8);
-  if (length_size != 2 && length_size != 4 && length_size != 8) return "";
+  if (length_size != 2 && length_size != 4 && length_size != 8) return found;
   const std::size_t object_header = 8 + length_size;      // index, refcount, reserved, size
   const std::size_t collection_header = 8 + length_size;  // "GCOL", version, reserved, size
   static const unsigned char signature[5] = {'G', 'C', 'O', 'L', 1};
@@ -392,10 +399,21 @@ std::string corrupt_global_heap(const std::vector<unsigned char>& file) {
     // field, and a string stored "in" a smaller one made it copy from past the table (a crash
     // found by fuzzing, fuzz/regressions/global_heap_collection_too_small.h5).
     if (size < 4096) {
-      return "global heap collection at byte " + std::to_string(at) + " claims " + std::to_string(size) +
-             " bytes (a collection has at least 4096: corrupt)";
+      found.unsafe = "global heap collection at byte " + std::to_string(at) + " claims " + std::to_string(size) +
+                     " bytes (a collection has at least 4096: corrupt)";
+      return found;
     }
-    if (size > file.size() - at) continue;  // HDF5 fails to read it: no hang
+    // HDF5 does not hang on it: it allocates "size" bytes to load the collection and fails. But a
+    // size near 2^64 is a request the allocator refuses (glibc: NULL; AddressSanitizer: abort,
+    // fuzz/regressions/hdf5_realloc_size_max.h5), and HDF5's failure says only "H5Aread failed".
+    if (size > file.size() - at) {
+      if (found.past_end.empty()) {
+        found.past_end = "global heap collection at byte " + std::to_string(at) + " claims " + std::to_string(size) +
+                         " bytes, more than the " + std::to_string(file.size() - at) +
+                         " bytes from there to the end of the file (corrupt)";
+      }
+      continue;
+    }
     const std::size_t end = at + std::size_t(size);
     for (std::size_t p = at + collection_header; p < end && p + object_header <= end;) {
       const unsigned index = unsigned(little_endian(file.data() + p, 2));
@@ -403,19 +421,22 @@ std::string corrupt_global_heap(const std::vector<unsigned char>& file) {
       // Compared before any arithmetic: a size near 2^64 wrapped the padded size below to a small
       // number, and HDF5 then copied "size" bytes (fuzz/regressions/hdf5_global_heap_object_size_max.h5).
       if (object > end - p) {
-        return "global heap collection at byte " + std::to_string(at) + " holds an object of " +
-               std::to_string(object) + " bytes at byte " + std::to_string(p) + " that overruns the collection (corrupt)";
+        found.unsafe = "global heap collection at byte " + std::to_string(at) + " holds an object of " +
+                       std::to_string(object) + " bytes at byte " + std::to_string(p) +
+                       " that overruns the collection (corrupt)";
+        return found;
       }
       const std::uint64_t need = index > 0 ? object_header + ((object + 7) / 8) * 8 : object;
       if (need == 0 || need > end - p) {
-        return "global heap collection at byte " + std::to_string(at) + " holds an object of " +
-               std::to_string(object) + " bytes at byte " + std::to_string(p) +
-               (need == 0 ? " (size 0: corrupt)" : " that overruns the collection (corrupt)");
+        found.unsafe = "global heap collection at byte " + std::to_string(at) + " holds an object of " +
+                       std::to_string(object) + " bytes at byte " + std::to_string(p) +
+                       (need == 0 ? " (size 0: corrupt)" : " that overruns the collection (corrupt)");
+        return found;
       }
       p += std::size_t(need);
     }
   }
-  return "";
+  return found;
 }
 
 }  // namespace
@@ -427,6 +448,7 @@ H5File H5File::open_read(const std::filesystem::path& path) {
   if (!std::filesystem::is_regular_file(path, ec)) throw golden_error(path, "", "is not a regular file");
   const bool is_hdf5 = guarded(path, "", [&] { return H5::H5File::isHdf5(path.string()); });
   if (!is_hdf5) throw golden_error(path, "", "is not an HDF5 file (no HDF5 signature; corrupt or another format)");
+  HeapFindings heap;
   {
     // One read of the whole file (every open pays for it; byte-wise stream iteration cost more than
     // HDF5's own parse). A size that cannot be known reads as empty; HDF5's open then says why.
@@ -435,9 +457,8 @@ H5File H5File::open_read(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(bytes.size()));
     bytes.resize(std::size_t(in.gcount()));
-    if (const std::string why = corrupt_global_heap(bytes); !why.empty()) {
-      throw golden_error(path, "", "cannot be read safely: " + why);
-    }
+    heap = corrupt_global_heap(bytes);
+    if (!heap.unsafe.empty()) throw golden_error(path, "", "cannot be read safely: " + heap.unsafe);
   }
   // A first open through the C API: the C++ wrapper drops HDF5's error stack, whose innermost line
   // ("truncated file: eof = ...") is the useful part of the message.
@@ -449,6 +470,13 @@ H5File H5File::open_read(const std::filesystem::path& path) {
     throw golden_error(path, "",
                        "cannot be opened (corrupt or truncated): HDF5 error: " +
                            (innermost.empty() ? std::string("H5Fopen failed") : innermost));
+  }
+  // Checked only once HDF5 has opened the file: a truncated file (whose last collection is cut) is
+  // refused by the open above with its own message; an opened file holds everything up to its
+  // end-of-allocation, so a collection running past its end is corrupt.
+  if (!heap.past_end.empty()) {
+    H5Fclose(probe);
+    throw golden_error(path, "", "cannot be read safely: " + heap.past_end);
   }
   // The C++ object takes its own reference to the probe's file (one open: each open allocates
   // HDF5's metadata cache). Default (weak) close degree: two readers of one file share HDF5's open

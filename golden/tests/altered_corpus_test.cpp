@@ -90,5 +90,25 @@ TEST(GoldenAlteredCorpus, UpdateOfOneCaseRewritesOnlyThatCase) {
   EXPECT_TRUE(again[0].differences.empty());
 }
 
+// An update over a file that cannot be read says why and replaces it, rather than listing every
+// regenerated case as "missing from the file".
+TEST(GoldenAlteredCorpus, UpdateOfAnUnreadableFileSaysWhyAndReplacesIt) {
+  ScratchDir dir("unreadable");
+  const auto copy = family_path(dir.path(), Family::layer);
+  std::filesystem::copy_file(family_path(default_golden_dir(), Family::layer), copy);
+  std::filesystem::resize_file(copy, 65536);  // truncated: HDF5 cannot open it
+  const auto updated = update_corpus(dir.path(), {{Family::layer}, ""});
+  ASSERT_EQ(updated.size(), 1u);
+  ASSERT_FALSE(updated[0].error) << *updated[0].error;
+  ASSERT_TRUE(updated[0].replaced_unreadable);
+  EXPECT_NE(updated[0].replaced_unreadable->find("truncated"), std::string::npos) << *updated[0].replaced_unreadable;
+  EXPECT_TRUE(updated[0].differences.empty());
+  EXPECT_TRUE(updated[0].rewritten);
+  const auto again = check_corpus(dir.path(), {{Family::layer}, ""});
+  ASSERT_FALSE(again[0].error) << *again[0].error;
+  EXPECT_TRUE(again[0].differences.empty());
+  EXPECT_FALSE(update_corpus(dir.path(), {{Family::layer}, ""})[0].replaced_unreadable);
+}
+
 }  // namespace
 }  // namespace moeval::golden

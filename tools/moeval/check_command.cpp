@@ -222,7 +222,12 @@ int run_check(const CheckOptions& options, const std::string& command) {
     std::printf("check: interrupted after %zu of %zu jobs\n", done, to_run.size());
   }
   std::printf("check: %d passed, %d failed, %d skipped (%.1f s)\n", tally.passed, tally.failed, tally.skipped, seconds);
-  json_report.finish(tally.json());
+  nlohmann::json summary = tally.json();
+  if (interrupted) {  // "complete" says the end was written, not that every job ran
+    summary["interrupted"] = true;
+    summary["not_run"] = to_run.size() - done;
+  }
+  json_report.finish(summary);
   if (out) {
     out->finish({{"end_time", utc_now()}, {"duration_s", seconds}, {"interrupted", interrupted}});
     std::printf("check: report in %s (report.json, results.jsonl, results.csv, junit.xml)\n", out->dir().c_str());

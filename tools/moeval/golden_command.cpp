@@ -47,6 +47,7 @@ int report(const golden::FamilyReport& r, bool update, std::size_t max_lines) {
   if (update) {
     std::printf("  %s: %s, %s regenerated in %.1f s\n", file.c_str(), r.rewritten ? "rewritten" : "unchanged",
                 count_of(long(r.cases), "case").c_str(), r.seconds);
+    if (r.replaced_unreadable) std::printf("    the old file could not be read: %s\n", r.replaced_unreadable->c_str());
     print_differences(r.differences, max_lines);
     return kPass;
   }

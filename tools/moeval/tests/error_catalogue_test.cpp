@@ -5,8 +5,9 @@
 // Every documented row has a trigger here and every trigger a documented row.
 //
 // Placeholders in commands and messages: {dir} a fresh temp directory per row, {golden} the
-// committed golden data, {full} a 64 KiB tmpfs (full disk), {ro} a read-only tmpfs. The last two
-// need root (mount in a private mount namespace); elsewhere those rows report Skipped.
+// committed golden data, {regressions} the fuzzers' saved inputs (fuzz/regressions), {full} a
+// 64 KiB tmpfs (full disk), {ro} a read-only tmpfs. The last two need root (mount in a private
+// mount namespace); elsewhere those rows report Skipped.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <hdf5.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -32,6 +34,7 @@
 #include "moeval/golden/golden_file.h"
 #include "moeval/golden/h5.h"
 #include "moeval/golden/schema.h"
+#include "moeval/kernels/marlin_moe.h"
 #include "moeval/kernels/moe_align.h"
 #include "moeval/kernels/wna16_moe.h"
 #include "moeval/reference/gemm_reference.h"
@@ -167,6 +170,32 @@ std::string wna16_message(const std::function<void(kernels::Wna16MoeArgs&)>& cha
   return message_of([&] { kernels::wna16_moe(a); });
 }
 
+kernels::MarlinMoeArgs valid_marlin_args() {
+  // As for wna16: the argument checks come before any CUDA call, the addresses are never touched.
+  alignas(16) static std::uint8_t storage[64];
+  kernels::MarlinMoeArgs a;
+  a.a = storage;
+  a.c = storage;
+  a.weights.qweight = reinterpret_cast<const std::uint32_t*>(storage);
+  a.weights.scales = storage;
+  a.weights.num_experts = 2;
+  a.weights.type = kernels::MarlinWeightType::uint4b8;
+  a.weights.group_size = 32;
+  a.weights.num_groups = 2;
+  a.shape = {64, 64};
+  a.blocks.block_size = 16;
+  a.blocks.num_slots = 4;
+  a.blocks.sorted_capacity = 64;
+  a.top_k = 2;
+  return a;
+}
+
+std::string marlin_message(const std::function<void(kernels::MarlinMoeArgs&)>& change) {
+  kernels::MarlinMoeArgs a = valid_marlin_args();
+  change(a);
+  return message_of([&] { kernels::marlin_moe(a); });
+}
+
 std::string problem_message(const std::function<void(MoeProblem&)>& change) {
   MoeProblem p = small_problem();
   change(p);
@@ -281,6 +310,29 @@ const std::map<std::string, Trigger>& triggers() {
     });
     cli("check-repro-no-gpu", Needs::no_gpu);
     cli("check-repro-global-heap-loop");
+    cli("check-repro-heap-collection-too-small");
+    cli("check-repro-heap-object-overruns");
+    cli("check-repro-heap-past-end");
+    cli("check-repro-dataspace-too-large", Needs::nothing, [](const Env& e) {
+      // inputs/a replaced by a 2^20 x 2^15 uint16 dataset whose chunks were never written: the
+      // file stays a few KB while its dataspace claims 64 GiB (what a corrupt dims field says).
+      const golden::CaseRecord r = small_record();
+      const fs::path path = e.dir / "huge.h5";
+      golden::write_golden_file(path, golden::current_provenance(), "repro", {r});
+      const std::string a = "/" + r.name + "/inputs/a";
+      const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+      ASSERT_GE(f, 0);
+      ASSERT_GE(H5Ldelete(f, a.c_str(), H5P_DEFAULT), 0);
+      const hsize_t dims[2] = {hsize_t(1) << 20, hsize_t(1) << 15}, chunk[2] = {64, 64};
+      const hid_t space = H5Screate_simple(2, dims, nullptr), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+      H5Pset_chunk(dcpl, 2, chunk);
+      const hid_t ds = H5Dcreate2(f, a.c_str(), H5T_STD_U16LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+      EXPECT_GE(ds, 0);
+      H5Dclose(ds);
+      H5Pclose(dcpl);
+      H5Sclose(space);
+      ASSERT_GE(H5Fclose(f), 0);
+    });
     // Golden corpus.
     cli("golden-file-missing");
     cli("golden-not-hdf5", Needs::nothing, [](const Env& e) { std::ofstream(e.dir / "layer.h5") << "not hdf5\n"; });
@@ -334,6 +386,16 @@ const std::map<std::string, Trigger>& triggers() {
     lib("kernel-null-pointer", [](const Env&) { return wna16_message([](auto& a) { a.a = nullptr; }); });
     lib("kernel-topk-weights-missing", [](const Env&) {
       return wna16_message([](auto& a) { a.mul_topk_weights = true; });
+    });
+    lib("kernel-marlin-k-not-multiple-of-tile", [](const Env&) { return marlin_message([](auto& a) { a.shape.k = 24; }); });
+    lib("kernel-marlin-zero-experts", [](const Env&) {
+      return marlin_message([](auto& a) { a.weights.num_experts = 0; });
+    });
+    lib("kernel-marlin-act-order-zero-point", [](const Env&) {
+      return marlin_message([](auto& a) {
+        a.weights.type = kernels::MarlinWeightType::uint4;
+        a.weights.act_order = true;
+      });
     });
     lib("kernel-align-zero-experts", [](const Env&) {
       return message_of([] { (void)kernels::moe_align_sorted_capacity(8, 0, 16); });
@@ -517,6 +579,56 @@ TEST(KilledRun, KeepsItsLinesAndItsPartialReport) {
   for (const auto& e : fs::directory_iterator(dir)) {
     EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temp left: " << e.path();
   }
+  fs::remove_all(dir);
+}
+
+// Ctrl-C while the output goes to a pipe: the lines printed so far arrive, the run stops after the
+// job in flight, and the --json report is written once more, saying that the run was interrupted
+// and how many jobs did not run (it said "complete": true and nothing else before).
+TEST(InterruptedRun, JsonReportSaysInterrupted) {
+  const fs::path dir = fs::temp_directory_path() / ("moeval-interrupted-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string json = (dir / "r.json").string();
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::dup2(fds[1], 1);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::execl(MOEVAL_BINARY, "moeval", "check", "--cpu-only", "--json", json.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  std::string text, line;
+  char c;
+  bool first = false;  // the first result line: one golden family done, three left
+  while (!first && ::read(fds[0], &c, 1) == 1) {
+    text += c;
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
+    first = line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0;
+    line.clear();
+  }
+  ASSERT_TRUE(first) << text;
+  ::kill(child, SIGINT);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  while (::read(fds[0], &c, 1) == 1) text += c;
+  ::close(fds[0]);
+  ASSERT_TRUE(WIFSIGNALED(status)) << text;
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+  EXPECT_NE(text.find("check: interrupted after"), std::string::npos) << text;
+  std::ifstream in(json);
+  std::stringstream body;
+  body << in.rdbuf();
+  EXPECT_NE(body.str().find("\"interrupted\": true"), std::string::npos) << body.str();
+  EXPECT_NE(body.str().find("\"not_run\": "), std::string::npos) << body.str();
+  EXPECT_EQ(body.str().find("\"not_run\": 0"), std::string::npos) << body.str();
   fs::remove_all(dir);
 }
 

@@ -26,6 +26,9 @@ struct FamilyReport {
   std::string stored_provenance;        // "written by <generator> at commit <hash> on <date>"
   bool rewritten = false;               // update only
   int stale_temps_removed = 0;          // update only
+  // update only: the file was there but could not be read (why); it is replaced whole, and
+  // `differences` is empty since nothing could be compared (not "every case missing").
+  std::optional<std::string> replaced_unreadable;
   double seconds = 0;
 };
 
