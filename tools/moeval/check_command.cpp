@@ -117,7 +117,10 @@ Selection select(const CheckOptions& options) {
 }
 
 int list_jobs(const CheckOptions& options, const Selection& s) {
-  for (const Job& j : s.mine) std::printf("%5zu  %-8s %-15s %s\n", j.index, j.tier_name().c_str(), j.shape.c_str(), j.id().c_str());
+  for (const Job& j : s.mine) {
+    std::printf("%5zu  %-8s %-11s %-15s %s\n", j.index, j.tier_name().c_str(), j.reference_name().c_str(), j.shape.c_str(),
+                j.id().c_str());
+  }
   std::printf("%s of the %s matrix", count_of(long(s.mine.size()), "job").c_str(), options.matrix.c_str());
   if (s.shard.count > 1) std::printf(" in shard %s (of %zu selected)", s.shard.label().c_str(), s.selected.size());
   std::printf("; nothing was run\n");
@@ -248,7 +251,7 @@ Runner add_check_command(CLI::App& app) {
       ->check(integer_in(0, 1023));
   cmd->add_option("--matrix", options->matrix, "quick (seconds), standard (default) or full");
   cmd->add_option("--filter", options->filters,
-                  "Select jobs, e.g. kernel=marlin_moe,dtype=bf16 (keys: kernel kind scheme dtype group shape tier E M id; "
+                  "Select jobs, e.g. kernel=marlin_moe,dtype=bf16 (keys: kernel kind scheme dtype group shape tier reference E M id; "
                   "'|' between alternatives, '!=' to exclude, globs allowed; repeat to AND)");
   cmd->add_option("--seeds", options->seeds, "Seeds per matrix cell, 1 to 1000 (default 1)")->check(integer_in(1, 1000));
   cmd->add_option("--shard", options->shard,

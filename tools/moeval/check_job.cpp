@@ -1,5 +1,7 @@
 #include "check_job.h"
 
+#include "reference_choice.h"
+
 namespace moeval::cli {
 
 std::string Job::case_name() const {
@@ -16,6 +18,10 @@ std::string Job::kind_name() const {
 }
 
 std::string Job::tier_name() const { return kind == JobKind::golden ? "golden" : std::string(to_string(problem.tier)); }
+
+std::string Job::reference_name() const {
+  return kind == JobKind::golden ? "golden file" : std::string(to_string(choose_reference(problem)));
+}
 
 nlohmann::json Job::params() const {
   if (kind == JobKind::golden) return {{"family", std::string(golden::to_string(family))}};

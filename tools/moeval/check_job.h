@@ -47,6 +47,8 @@ struct Job {
   std::string kind_name() const;
   // "exact", "bounded" or "golden".
   std::string tier_name() const;
+  // What judges it: "cpu-fp64", "gpu-cublas" (reference_choice.h) or "golden file".
+  std::string reference_name() const;
   // The case's parameters for reports: E, M, topk, H, I, weight type, group, act-order, is_k_full,
   // dtype, routing, tier, seed, local experts (EP) and K shard; {"family": ...} for a golden job.
   nlohmann::json params() const;

@@ -19,6 +19,7 @@ const std::map<std::string, std::vector<std::string>>& closed_keys() {
       {"dtype", {"fp16", "bf16"}},
       {"tier", {"exact", "bounded", "golden"}},
       {"group", {"-1", "channelwise", "32", "64", "128"}},
+      {"reference", {"cpu-fp64", "gpu-cublas", "golden file"}},
   };
   return keys;
 }
@@ -27,7 +28,7 @@ const std::vector<std::string> kOpenKeys = {"kernel", "scheme", "shape", "E", "M
 
 std::string allowed_keys() {
   std::string s;
-  for (const auto& k : {"kernel", "kind", "scheme", "dtype", "group", "shape", "tier", "E", "M", "id"}) {
+  for (const auto& k : {"kernel", "kind", "scheme", "dtype", "group", "shape", "tier", "reference", "E", "M", "id"}) {
     s += (s.empty() ? "" : ", ") + std::string(k);
   }
   return s;
@@ -48,6 +49,7 @@ std::optional<std::vector<std::string>> values_of(const Job& job, const std::str
   if (key == "shape") return std::vector<std::string>{job.shape};
   if (key == "tier") return std::vector<std::string>{job.tier_name()};
   if (key == "id") return std::vector<std::string>{job.id()};
+  if (key == "reference") return std::vector<std::string>{job.reference_name()};
   if (job.kind == JobKind::golden) return std::nullopt;
   const MoeProblem& p = job.problem;
   if (key == "scheme") return std::vector<std::string>{std::string(to_string(p.scheme.type)), p.scheme.name()};
