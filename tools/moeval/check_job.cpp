@@ -52,7 +52,9 @@ void number_jobs(std::vector<Job>& jobs) {
   std::size_t group = 0;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     jobs[i].index = i;
-    const bool same_case = i > 0 && jobs[i].kind == JobKind::gemm && jobs[i - 1].kind == JobKind::gemm &&
+    // A GEMM case on each kernel (on one device, or on every device) shares the case.
+    const bool gemm_like = jobs[i].kind == JobKind::gemm || jobs[i].kind == JobKind::cross_device;
+    const bool same_case = i > 0 && gemm_like && jobs[i].kind == jobs[i - 1].kind &&
                            jobs[i].case_name() == jobs[i - 1].case_name();
     if (i > 0 && !same_case) ++group;
     jobs[i].group = group;

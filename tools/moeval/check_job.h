@@ -34,7 +34,8 @@ struct Job {
   // Position in the selected list (after --filter, before --shard): the order of every report,
   // so that merged shards read like one run.
   std::size_t index = 0;
-  // Jobs that share one case (a GEMM case on each kernel, listed next to each other) share a group:
+  // Jobs that share one case (a GEMM case on each kernel, listed next to each other, on one device
+  // or on every device) share a group:
   // one worker runs them one after the other, building the case once, and one shard owns them.
   std::size_t group = 0;
 

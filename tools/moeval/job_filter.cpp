@@ -45,7 +45,11 @@ bool is_glob(const std::string& v) { return v.find_first_of("*?[") != std::strin
 // The job's values for a key (several for `scheme` and `group`); nullopt when the job has none.
 std::optional<std::vector<std::string>> values_of(const Job& job, const std::string& key) {
   if (key == "kernel") return std::vector<std::string>{job.kernel};
-  if (key == "kind") return std::vector<std::string>{job.kind_name()};
+  if (key == "kind") {
+    // A cross-device job is also its case's GEMM: kind=gemm1 selects the gemm1 cases of a sweep.
+    if (job.kind == JobKind::cross_device) return std::vector<std::string>{job.kind_name(), std::string(to_string(job.problem.kind))};
+    return std::vector<std::string>{job.kind_name()};
+  }
   if (key == "shape") return std::vector<std::string>{job.shape};
   if (key == "tier") return std::vector<std::string>{job.tier_name()};
   if (key == "id") return std::vector<std::string>{job.id()};

@@ -301,7 +301,7 @@ std::vector<Job> build_jobs(const MatrixOptions& options) {
     seeded(e, [&](const MoeProblem& p) {
       for (const std::string& kernel : options.kernels) {
         Job j;
-        j.kind = JobKind::gemm;
+        j.kind = options.every_device ? JobKind::cross_device : JobKind::gemm;
         j.kernel = kernel;
         j.shape = e.shape;
         j.problem = p;
@@ -310,8 +310,8 @@ std::vector<Job> build_jobs(const MatrixOptions& options) {
     });
   }
   // Cross-device agreement: the first few GEMM cases without act-order on every kernel, on every
-  // device of the run.
-  std::size_t cross = 0;
+  // device of the run (with every_device, every case already is).
+  std::size_t cross = options.every_device ? 4 : 0;
   for (const Entry& e : entries) {
     if (e.layer || e.problem.scheme.act_order || cross == 4) continue;
     ++cross;

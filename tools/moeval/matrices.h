@@ -29,6 +29,9 @@ struct MatrixOptions {
   int seeds = 1;                     // each GEMM and layer problem with seeds base, base + 1, ...
   std::vector<std::string> kernels;  // registered GEMM kernels, in registry order
   bool golden = true;                // include the golden families (CPU)
+  // `moeval sweep`: every GEMM case (each seed) is a cross-device job, run on every device of the
+  // run with bitwise agreement, instead of a job on one device plus the few cross-device jobs.
+  bool every_device = false;
 };
 
 // The jobs in a fixed order (golden families; each GEMM case on every kernel in turn; layer

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -61,6 +62,39 @@ TEST_P(EveryMatrix, SeedsMultiplyTheProblemsButNotTheGoldenFamiliesOrCrossDevice
   };
   EXPECT_EQ(seeded(three), 3 * seeded(one));
   EXPECT_EQ(three.size() - seeded(three), one.size() - seeded(one));
+}
+
+// `moeval sweep`: the same GEMM cases (every seed) as check, each a cross-device job on every
+// device; the same layers; no golden family (CPU only, nothing to sweep).
+TEST_P(EveryMatrix, ASweepRunsCheckCasesOnEveryDevice) {
+  const auto check = jobs_of(GetParam(), 2);
+  MatrixOptions o;
+  o.name = GetParam();
+  o.seeds = 2;
+  o.kernels = kKernels;
+  o.golden = false;
+  o.every_device = true;
+  const auto sweep = build_jobs(o);
+  std::multiset<std::string> check_gemms, sweep_gemms, check_layers, sweep_layers;
+  for (const Job& j : check) {
+    if (j.kind == JobKind::gemm) check_gemms.insert(j.id() + " on every device");
+    if (j.kind == JobKind::layer) check_layers.insert(j.id());
+  }
+  for (const Job& j : sweep) {
+    EXPECT_NE(j.kind, JobKind::golden) << j.id();
+    EXPECT_NE(j.kind, JobKind::gemm) << j.id() << ": a sweep runs every GEMM case on every device";
+    if (j.kind == JobKind::cross_device) sweep_gemms.insert(j.id());
+    if (j.kind == JobKind::layer) sweep_layers.insert(j.id());
+  }
+  EXPECT_EQ(sweep_gemms, check_gemms);
+  EXPECT_EQ(sweep_layers, check_layers);
+  EXPECT_EQ(sweep.size(), sweep_gemms.size() + sweep_layers.size());
+  // A case on both kernels is one group, as in check: one worker builds it once.
+  for (std::size_t i = 1; i < sweep.size(); ++i) {
+    if (sweep[i].kind == JobKind::cross_device && sweep[i].case_name() == sweep[i - 1].case_name()) {
+      EXPECT_EQ(sweep[i].group, sweep[i - 1].group) << sweep[i].id();
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrices, EveryMatrix,
