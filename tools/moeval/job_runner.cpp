@@ -7,6 +7,7 @@
 
 #include "failure_pattern.h"
 #include "gpu_reference.h"
+#include "k_group_attribution.h"
 #include "golden_check.h"
 #include "reference_choice.h"
 #include "repro.h"
@@ -124,6 +125,13 @@ void run_gemm(const Job& job, int device, const JobRunOptions& options, nlohmann
   const FailurePattern pattern = failure_pattern(r.output, reference, job.problem.tier, row_expert, job.problem.experts);
   rec["pattern"] = pattern.json;
   std::string reason = r.summary() + "\n  pattern: " + pattern.summary;
+  try {
+    const KGroupAttribution groups = k_group_attribution(c, r.output, reference, job.problem.tier);
+    rec["pattern"]["k_groups"] = groups.json;
+    reason += "\n  K-groups: " + groups.summary;
+  } catch (const std::exception& e) {
+    reason += "\n  K-groups not attributed: " + std::string(e.what());
+  }
   if (choose_reference(job.problem) == ReferenceKind::gpu_cublas) {
     // A real-size case holds gigabytes of weights: the matrix rebuilds it from its seed instead.
     rec["reason"] = reason + "\n  no reproduce file for a case of this size; rerun it: moeval check --matrix <its matrix> --filter 'id=" +

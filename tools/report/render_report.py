@@ -133,8 +133,14 @@ def pattern_figure(check):
     if experts:
         fig.add_bar(x=list(range(len(experts["counts"]))), y=experts["counts"], marker_color="#6a1b9a", showlegend=False,
                     row=1, col=3)
-    fig.update_layout(title=f"{check['id']}: {check.get('mismatches')} of {check.get('elements')} outputs wrong",
-                      height=380)
+    title = f"{check['id']}: {check.get('mismatches')} of {check.get('elements')} outputs wrong"
+    # The K-group attribution of the worst (expert, column): which group's scale explains the error.
+    suspects = (p.get("k_groups") or {}).get("suspects") or []
+    if suspects:
+        s = suspects[0]
+        title += (f"<br><sub>expert {s['expert']}, column {s['column']}: K-group {s['group']} explains "
+                  f"{100 * s['explained']:.1f}% of the error (scale x{s['factor']:.4g})</sub>")
+    fig.update_layout(title=title, height=400 if suspects else 380)
     return fig
 
 
