@@ -82,7 +82,7 @@ std::vector<double> gpu_statistic_s(const GemmCase& c, int device) {
   const bool bf16 = c.problem.scheme.act == DType::bf16;
   const auto routed = reference::RoutedRows::from_topk(c.routing, c.problem, c.a_row_divisor);
   std::vector<double> s(std::size_t(routed.output_rows() * N), 0.0);
-  // Σ of K non-negative fp32 terms: relative error below (K − 1)·2^-24; enlarge so S is never low.
+  // Σ of K non-negative rounded fp32 products: relative error below K·2^-24; enlarge so S is never low.
   const double enlarge = 1.0 + 2.0 * double(K) * 0x1p-24;
 
   const CurrentDevice current(device);

@@ -13,10 +13,12 @@
 // fixed tolerance enters. (cuBLAS multiplies the routing weight into its fp32 sum once more: an
 // error of u_acc·|y|, 2^-16 of the output term u_out·|y| in bf16, inside the model's slack.)
 //
-// S is a sum of K non-negative fp32 terms (the squares of 16-bit values are exact in fp32): its
-// relative error is below (K − 1)·2^-24, so S² is enlarged by 2K·2^-24 to never under-state the
-// bound. cuBLAS runs it with CUBLAS_COMPUTE_32F_PEDANTIC (no TF32). A non-finite S (an overflow of
-// fp32) is an error, never an infinite bound that would pass anything.
+// S² is a sum of K non-negative fp32 products of squares (the squares of 16-bit values are exact
+// in fp32, each product is rounded once): its relative error is below K·2^-24, so S² is enlarged
+// by 2K·2^-24 to never under-state the bound (barring products below fp32's normal range, ~1e-38,
+// which realistic activations and weights do not reach). cuBLAS runs it with
+// CUBLAS_COMPUTE_32F_PEDANTIC (no TF32). A non-finite S (an overflow of fp32) is an error, never an
+// infinite bound that would pass anything.
 //
 // Only the default numerics contract is modelled (reference/cublas's recipe is fl16((u − z)·s) and
 // one output rounding): the caller must not judge a kernel of another contract with it.
