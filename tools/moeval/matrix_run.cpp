@@ -182,8 +182,7 @@ int run_matrix(const MatrixRunOptions& options, const std::string& command) {
              ++done;
              // Into the files first, then on the screen: a run killed after printing a line has
              // that check in results.jsonl and in --json.
-             const std::string where = rec["device"].is_number() ? "gpu" + rec["device"].dump() : std::string("cpu");
-             tally.add(where + " " + rec.value("id", ""), rec.value("status", ""), rec.value("reason", ""));
+             tally.add(where_ran(rec) + " " + rec.value("id", ""), rec.value("status", ""), rec.value("reason", ""));
              if (out) out->add(rec);
              json_report.progress(tally.json());
              progress.record(rec);
@@ -226,7 +225,8 @@ std::pair<CLI::Option*, CLI::Option*> add_matrix_options(CLI::App& cmd, MatrixRu
                                : "Devices to use, e.g. 0,1 (default: every visible device); each job runs on one")
       ->delimiter(',')
       ->check(integer_in(0, 1023));
-  cmd.add_option("--matrix", options.matrix, "quick (seconds), standard (default) or full");
+  cmd.add_option("--matrix", options.matrix,
+                 "quick (seconds), standard (default) or full; default and smoke are the kernel suites' GEMM matrices");
   cmd.add_option("--filter", options.filters,
                  "Select jobs, e.g. kernel=marlin_moe,dtype=bf16 (keys: kernel kind scheme dtype group shape tier reference E M id; "
                  "'|' between alternatives, '!=' to exclude, globs allowed; repeat to AND)");
