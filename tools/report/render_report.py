@@ -140,7 +140,7 @@ def pattern_figure(check):
         s = suspects[0]
         title += (f"<br><sub>expert {s['expert']}, column {s['column']}: K-group {s['group']} explains "
                   f"{100 * s['explained']:.1f}% of the error (scale x{s['factor']:.4g})</sub>")
-    fig.update_layout(title=title, height=400 if suspects else 380)
+    fig.update_layout(title=title, height=410 if suspects else 380, margin={"t": 110} if suspects else None)
     return fig
 
 
