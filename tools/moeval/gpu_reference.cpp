@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "gpu_square.h"
 #include "moeval/kernels/device_info.h"
@@ -139,16 +140,26 @@ std::vector<double> gpu_statistic_s(const GemmCase& c, int device) {
   return s;
 }
 
-reference::ReferenceOutput gpu_reference_gemm(const GemmCase& c, int device) {
-  const reference::CublasGemmResult y = reference::cublas_reference_gemm(c, device);
+reference::ReferenceOutput reference_from_fp32_sums(const GemmCase& c, const std::vector<float>& y, std::vector<double> s) {
+  const auto routed = reference::RoutedRows::from_topk(c.routing, c.problem, c.a_row_divisor);
+  const std::int64_t rows = routed.output_rows();
+  if (y.size() != std::size_t(rows * c.w.n) || s.size() != y.size()) {
+    throw std::invalid_argument("GPU reference: " + std::to_string(y.size()) + " outputs and " + std::to_string(s.size()) +
+                                " statistics for a [" + std::to_string(rows) + "][" + std::to_string(c.w.n) + "] output");
+  }
   // Reduction length 4K: the accumulation term doubled for the reference's own fp32 sum (header).
-  reference::ReferenceOutput out(y.rows, y.cols, c.problem.scheme.act, 4 * c.w.k);
-  for (std::size_t i = 0; i < out.y.size(); ++i) out.y[i] = double(y.out_f32[i]);
+  reference::ReferenceOutput out(rows, c.w.n, c.problem.scheme.act, 4 * c.w.k);
+  for (std::size_t i = 0; i < out.y.size(); ++i) out.y[i] = double(y[i]);
   out.round_outputs();
   out.contract = reference::NumericsContract{};
   out.rounding = reference::rounding_model(out.contract, c.mul_topk_weights);
-  out.s = gpu_statistic_s(c, device);
+  out.s = std::move(s);
   return out;
+}
+
+reference::ReferenceOutput gpu_reference_gemm(const GemmCase& c, int device) {
+  const reference::CublasGemmResult y = reference::cublas_reference_gemm(c, device);
+  return reference_from_fp32_sums(c, y.out_f32, gpu_statistic_s(c, device));
 }
 
 }  // namespace moeval::cli

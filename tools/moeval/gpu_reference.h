@@ -40,4 +40,10 @@ reference::ReferenceOutput gpu_reference_gemm(const GemmCase& gemm_case, int dev
 // without a local expert.
 std::vector<double> gpu_statistic_s(const GemmCase& gemm_case, int device);
 
+// The host half: the reference output of `gemm_case` from an fp32-accumulated y [rows][N] and its
+// S (y16 = y rounded once, reduction length 4K, the default contract). No device needed, so the
+// bound's composition is tested on the CPU.
+reference::ReferenceOutput reference_from_fp32_sums(const GemmCase& gemm_case, const std::vector<float>& y,
+                                                    std::vector<double> s);
+
 }  // namespace moeval::cli
