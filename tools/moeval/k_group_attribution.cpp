@@ -36,6 +36,11 @@ KGroupAttribution k_group_attribution(const GemmCase& c, const std::vector<std::
     result.summary = "channelwise scales: one K-group, nothing to attribute";
     return result;
   }
+  if (output.size() != ref.y.size() || ref.cols != N) {
+    result.summary = "the output has " + std::to_string(output.size()) + " elements, the reference " +
+                     std::to_string(ref.y.size()) + ": nothing to attribute";
+    return result;
+  }
   const auto routed = reference::RoutedRows::from_topk(c.routing, c.problem, c.a_row_divisor);
   // Mismatches per (local expert, column).
   std::map<std::pair<std::int32_t, std::int64_t>, std::int64_t> clusters;
@@ -53,6 +58,8 @@ KGroupAttribution k_group_attribution(const GemmCase& c, const std::vector<std::
   if (ordered.size() > max_suspects) ordered.resize(max_suspects);
 
   std::vector<double> contribution(static_cast<std::size_t>(G));
+  const bool has_g_idx = w.g_idx.size() == std::size_t(w.experts * K);
+  const std::int64_t group_rows = std::max<std::int64_t>(1, K / G);
   for (const auto& [key, count] : ordered) {
     const auto [e, n] = key;
     // Σ_t Δ_t², and per group Σ_t c_g,t² and Σ_t Δ_t·c_g,t over the rows of expert e.
@@ -68,7 +75,9 @@ KGroupAttribution k_group_attribution(const GemmCase& c, const std::vector<std::
       std::fill(contribution.begin(), contribution.end(), 0.0);
       const double weight = c.mul_topk_weights ? double(row.weight) : 1.0;
       for (std::int64_t k = 0; k < K; ++k) {
-        const std::int32_t g = w.g_idx[std::size_t(e * K + k)];
+        // g_idx when the case carries it (act-order's scattered groups), else contiguous groups.
+        const std::int64_t g = has_g_idx ? w.g_idx[std::size_t(e * K + k)] : k / group_rows;
+        if (g < 0 || g >= G) continue;  // an index out of range says nothing about a scale
         contribution[std::size_t(g)] += to_double(c.a[std::size_t(row.a_row * K + k)], c.problem.scheme.act) *
                                         to_double(w.dequant[w.code_index(e, k, n)], c.problem.scheme.act);
       }
