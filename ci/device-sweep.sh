@@ -5,7 +5,8 @@
 #      each): every check must pass on both devices; the two wall times give the scaling figure;
 #   2. the same selection as two shards (--shard 0/2 on GPU 0, 1/2 on GPU 1, at the same time),
 #      merged with `moeval report merge`: the merged summary must equal the two-GPU run's;
-#   3. the quick matrix under compute-sanitizer memcheck and racecheck (must report 0 errors);
+#   3. `moeval sweep` of the quick matrix on both GPUs (every case on both, bitwise equal: exit 0);
+#      the quick matrix under compute-sanitizer memcheck and racecheck (must report 0 errors);
 #   4. the HTML page of the two-GPU run and a headless-Chromium screenshot of it, when python3 with
 #      the staged wheels (.stage/wheels) and chromium are there; otherwise render it here afterwards:
 #      bash ci/report-html.sh <files_at>/standard-2gpu
@@ -93,6 +94,13 @@ sys.exit(0 if same else 1)
 PY
 fi
 fi
+
+# moeval sweep: the quick matrix with two seeds, every GEMM case on both GPUs, outputs bitwise equal.
+start=$(date +%s)
+"$moeval" sweep --matrix quick --device 0,1 --out "$out/sweep-quick" > "$out/sweep-quick.log" 2>&1
+rc=$?
+say "sweep (quick, 2 seeds, GPUs 0 and 1): exit $rc in $(( $(date +%s) - start )) s; $(grep '^sweep: [0-9]' "$out/sweep-quick.log" | tail -1)"
+(( rc == 0 )) || status=1
 
 # compute-sanitizer over the quick matrix's GPU jobs.
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

@@ -2,8 +2,9 @@
 #                         [LABELS <labels...>] [SOURCES <files...>] [LIBS <targets...>])
 #
 # Builds a gtest executable <name> that runs a user's GemmKernelUnderTest over a named matrix of
-# moeval::testbed::gemm_matrix (default "smoke"; "default" is the GEMM core of `moeval check`'s
-# standard matrix), and
+# moeval::testbed::gemm_matrix, the GEMM problems of a name of the testbed's registry (default
+# "smoke"; "default" is the GEMM core of `moeval check`'s standard matrix; quick, standard and full
+# are the CLI's matrices: moeval/testbed/matrices.h), and
 # adds one ctest entry per case (labelled `gpu` unless LABELS says otherwise). KERNEL_FACTORY is a
 # callable (a function name) declared in HEADER that returns
 # std::shared_ptr<const moeval::testbed::GemmKernelUnderTest>; SOURCES and LIBS hold the kernel.
@@ -17,14 +18,16 @@ function(moeval_add_kernel_tests)
   foreach(required TARGET KERNEL_FACTORY HEADER)
     if(NOT ARG_${required})
       message(FATAL_ERROR "moeval_add_kernel_tests: ${required} is required "
-                          "(TARGET <name> KERNEL_FACTORY <callable> HEADER <header> [MATRIX smoke|default])")
+                          "(TARGET <name> KERNEL_FACTORY <callable> HEADER <header> [MATRIX quick|standard|full|default|smoke])")
     endif()
   endforeach()
   if(NOT ARG_MATRIX)
     set(ARG_MATRIX smoke)
   endif()
-  if(NOT ARG_MATRIX MATCHES "^(smoke|default)$")
-    message(FATAL_ERROR "moeval_add_kernel_tests(${ARG_TARGET}): MATRIX '${ARG_MATRIX}' is unknown; allowed: smoke, default")
+  # The names of moeval::testbed::matrix_names() (a test compares the two lists).
+  if(NOT ARG_MATRIX MATCHES "^(quick|standard|full|default|smoke)$")
+    message(FATAL_ERROR "moeval_add_kernel_tests(${ARG_TARGET}): MATRIX '${ARG_MATRIX}' is unknown; "
+                        "allowed: quick, standard, full, default, smoke")
   endif()
   if(NOT ARG_LABELS)
     set(ARG_LABELS gpu)

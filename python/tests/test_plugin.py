@@ -19,7 +19,7 @@ def test_unknown_matrix_is_a_usage_error(pytester):
     pytester.makepyfile(TEST_FILE)
     result = pytester.runpytest("--moeval-matrix", "nope")
     assert result.ret != 0
-    result.stderr.fnmatch_lines(["*--moeval-matrix: matrix 'nope' is unknown; known: default, smoke*"])
+    result.stderr.fnmatch_lines(["*--moeval-matrix: matrix 'nope' is unknown; known: quick, standard, full, default, smoke*"])
 
 
 def test_marker_picks_another_matrix(pytester):

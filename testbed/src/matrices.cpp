@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "named_matrices.h"
+
 namespace moeval::testbed {
 namespace {
 
@@ -103,14 +105,34 @@ std::vector<MoeProblem> smoke_matrix() {
 
 }  // namespace
 
-std::vector<std::string> gemm_matrix_names() { return {"default", "smoke"}; }
+std::vector<std::string> matrix_names() { return {"quick", "standard", "full", "default", "smoke"}; }
+
+std::vector<MatrixEntry> matrix_entries(std::string_view name) {
+  std::vector<MatrixEntry> out;
+  if (name == "default") {
+    for (const MoeProblem& p : default_matrix()) {
+      out.push_back({p.experts == 512 ? "experts-512" : p.k_shards > 1 ? "k-shard" : "small", p});
+    }
+    return out;
+  }
+  if (name == "smoke") {
+    for (const MoeProblem& p : smoke_matrix()) out.push_back({p.expert_map.empty() ? "smoke" : "expert-parallel", p});
+    return out;
+  }
+  if (name == "quick" || name == "standard" || name == "full") return named_matrix_entries(name);
+  std::string known;
+  for (const std::string& n : matrix_names()) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("matrix '" + std::string(name) + "' is unknown; known: " + known);
+}
 
 std::vector<MoeProblem> gemm_matrix(std::string_view name) {
-  if (name == "default") return default_matrix();
-  if (name == "smoke") return smoke_matrix();
-  std::string known;
-  for (const std::string& n : gemm_matrix_names()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("gemm matrix '" + std::string(name) + "' is unknown; known: " + known);
+  std::vector<MoeProblem> out;
+  for (const MatrixEntry& e : matrix_entries(name)) {
+    if (!e.layer) out.push_back(e.problem);
+  }
+  return out;
 }
+
+std::vector<std::string> gemm_matrix_names() { return matrix_names(); }
 
 }  // namespace moeval::testbed

@@ -1,11 +1,12 @@
 #include "case_cache.h"
 
+#include "gpu_reference.h"
 #include "moeval/reference/gemm_reference.h"
 
 namespace moeval::cli {
 
-std::shared_ptr<const GemmInputs> CaseCache::get(const MoeProblem& problem) {
-  const std::string key = problem.name();
+std::shared_ptr<const GemmInputs> CaseCache::get(const MoeProblem& problem, ReferenceKind reference, int device) {
+  const std::string key = problem.name() + " " + std::string(to_string(reference));
   std::promise<std::shared_ptr<const GemmInputs>> promise;
   std::shared_future<std::shared_ptr<const GemmInputs>> future;
   {
@@ -29,7 +30,8 @@ std::shared_ptr<const GemmInputs> CaseCache::get(const MoeProblem& problem) {
   try {
     auto inputs = std::make_shared<GemmInputs>();
     inputs->gemm_case = build_gemm_case(problem);
-    inputs->reference = reference::reference_gemm(inputs->gemm_case);
+    inputs->reference = reference == ReferenceKind::gpu_cublas ? gpu_reference_gemm(inputs->gemm_case, device)
+                                                               : reference::reference_gemm(inputs->gemm_case);
     promise.set_value(std::move(inputs));
   } catch (...) {
     promise.set_exception(std::current_exception());

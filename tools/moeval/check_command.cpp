@@ -1,14 +1,7 @@
-// `moeval check`: a named matrix (--matrix, default standard) of GPU kernels against the CPU
-// reference, and the CPU tier (golden families regenerated and diffed), selected with --filter,
-// split with --shard, run by one worker per device, reported as lines, --json and --out DIR.
-// Whatever cannot run here is SKIPPED with the reason, never counted as passed.
-#include <unistd.h>
-
-#include <nlohmann/json.hpp>
-
-#include <chrono>
+// `moeval check`: a named matrix of GPU kernels against the reference (matrix_run.h), and the CPU
+// tier (golden families regenerated and diffed); or, with --repro FILE, the cases of a reproduce
+// file replayed on one device.
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,52 +9,16 @@
 #include "commands.h"
 #include "device_selection.h"
 #include "exit_codes.h"
-#include "job_filter.h"
-#include "job_runner.h"
-#include "matrices.h"
+#include "matrix_run.h"
 #include "plural.h"
-#include "progress.h"
-#include "report_dir.h"
-#include "report_file.h"
 #include "repro.h"
-#include "run_header.h"
-#include "shard.h"
-#include "stop_signal.h"
-#include "validators.h"
-#include "moeval/testbed/devices.h"
-#include "moeval/testbed/kernel_under_test.h"
 
 namespace moeval::cli {
 namespace {
 
 struct CheckOptions {
-  std::vector<int> devices;  // empty = every visible device
-  std::string repro_file;    // replay this file instead of the matrix
-  std::string repro_dir = "moeval-repro";  // where failing cases are written
-  std::string json_path;
-  std::string out_dir;
-  std::string matrix = "standard";
-  std::vector<std::string> filters;
-  int seeds = 1;
-  std::string shard;
-  bool list = false;
-  bool cpu_only = false;
-  bool require_gpu = false;
-  std::string golden_dir;
-};
-
-// --json: the summary and one row per printed line, rewritten as results arrive.
-struct JsonTally {
-  int passed = 0, failed = 0, skipped = 0;
-  nlohmann::json rows = nlohmann::json::array();
-
-  nlohmann::json json() const {
-    return {{"passed", passed}, {"failed", failed}, {"skipped", skipped}, {"checks", rows}};
-  }
-  void add(const std::string& what, const std::string& status, const std::string& detail) {
-    (status == "PASS" ? passed : status == "FAIL" ? failed : skipped) += 1;
-    rows.push_back({{"check", what}, {"status", status}, {"detail", detail}});
-  }
+  MatrixRunOptions run;
+  std::string repro_file;  // replay this file instead of the matrix
 };
 
 // --repro FILE: the file's cases on every registered kernel, first requested (or visible) device.
@@ -69,7 +26,7 @@ struct JsonTally {
 // file is an input error (2), whatever the machine.
 int run_replay(const CheckOptions& options) {
   const std::vector<golden::GoldenGemmCase> cases = load_repro(options.repro_file);
-  const DevicePlan plan = plan_devices(options.devices);
+  const DevicePlan plan = plan_devices(options.run.devices);
   if (!plan.no_device.empty()) {
     throw NothingRan("no CUDA device (" + plan.no_device + "); " + count_of(long(cases.size()), "case") +
                      " of " + options.repro_file + " not replayed");
@@ -86,189 +43,17 @@ int run_replay(const CheckOptions& options) {
   return kPass;
 }
 
-// The matrix, filtered, of this shard. Every argument is checked here, before any work.
-struct Selection {
-  std::vector<Job> selected;  // the whole selection (all shards)
-  std::vector<Job> mine;      // this shard's part
-  Shard shard;
-};
-
-Selection select(const CheckOptions& options) {
-  const MatrixName matrix = parse_matrix_name(options.matrix);
-  std::vector<JobFilter> filters;
-  for (const std::string& f : options.filters) filters.emplace_back(f);
-  Selection s;
-  s.shard = resolve_shard(options.shard, process_environment());
-  testbed::register_builtin_kernels();
-  MatrixOptions m;
-  m.name = matrix;
-  m.seeds = options.seeds;
-  for (const auto& k : testbed::KernelRegistry::instance().all()) m.kernels.push_back(k->name());
-  const std::vector<Job> all = build_jobs(m);
-  s.selected = select_jobs(all, filters);
-  if (s.selected.empty()) {
-    std::string text;
-    for (const auto& f : options.filters) text += (text.empty() ? "" : " ") + std::string("--filter '") + f + "'";
-    throw UsageError(text + " selects none of the " + count_of(long(all.size()), "job") + " of the " + options.matrix +
-                     " matrix; `moeval check --matrix " + options.matrix + " --list` prints them");
-  }
-  s.mine = shard_jobs(s.selected, s.shard);
-  return s;
-}
-
-int list_jobs(const CheckOptions& options, const Selection& s) {
-  for (const Job& j : s.mine) std::printf("%5zu  %-8s %-15s %s\n", j.index, j.tier_name().c_str(), j.shape.c_str(), j.id().c_str());
-  std::printf("%s of the %s matrix", count_of(long(s.mine.size()), "job").c_str(), options.matrix.c_str());
-  if (s.shard.count > 1) std::printf(" in shard %s (of %zu selected)", s.shard.label().c_str(), s.selected.size());
-  std::printf("; nothing was run\n");
-  return kPass;
-}
-
-int run_check(const CheckOptions& options, const std::string& command) {
-  if (!options.repro_file.empty()) return run_replay(options);
-  const Selection s = select(options);
-  if (options.list) return list_jobs(options, s);
-  ReportFile json_report(options.json_path);  // an unwritable report path fails now, not after the run
-  const DevicePlan plan = options.cpu_only ? DevicePlan{} : plan_devices(options.devices);
-
-  RunDescription desc;
-  desc.command = command;
-  desc.matrix = options.matrix;
-  desc.filters = options.filters;
-  desc.seeds = options.seeds;
-  desc.shard = s.shard;
-  desc.jobs_selected = s.selected.size();
-  desc.jobs_in_shard = s.mine.size();
-  desc.devices = plan.devices;
-  std::unique_ptr<ReportDir> out;
-  if (!options.out_dir.empty()) {
-    std::filesystem::path dir = options.out_dir;
-    if (s.shard.count > 1) dir /= "shard-" + std::to_string(s.shard.index) + "-of-" + std::to_string(s.shard.count);
-    out = std::make_unique<ReportDir>(dir, make_header(desc));
-  }
-
-  const auto& visible = testbed::visible_devices();
-  if (visible.count > 0) {
-    std::printf("moeval check: %s visible\n", count_of(visible.count, "CUDA device").c_str());
-  } else {
-    std::printf("moeval check: no CUDA device: %s\n", describe_no_device(visible.reason).c_str());
-  }
-  std::printf("moeval check: %s matrix, %s%s%s\n", options.matrix.c_str(), count_of(long(s.mine.size()), "job").c_str(),
-              s.shard.count > 1 ? (" (shard " + s.shard.label() + " from " + s.shard.source + ")").c_str() : "",
-              plan.devices.size() > 1 ? (", one worker on each of " + count_of(long(plan.devices.size()), "device")).c_str() : "");
-  // Each kernel is judged under the numerics contract it declares (docs/external-kernels.md).
-  for (const auto& k : testbed::KernelRegistry::instance().all()) {
-    std::printf("moeval check: contract of %s: %s\n", k->name().c_str(), k->contract().name().c_str());
-  }
-  JsonTally tally;
-  json_report.progress(tally.json());
-
-  // Without a usable device the GPU jobs are recorded SKIPPED in the reports, and summed up in one
-  // line here.
-  std::string gpu_missing;  // why (part of) the GPU tier did not run
-  if (options.cpu_only) {
-    gpu_missing = "--cpu-only";
-  } else if (!plan.no_device.empty()) {
-    gpu_missing = "no CUDA device: " + plan.no_device;
-  } else {
-    for (const std::string& why : plan.unusable) gpu_missing = why;
-  }
-  std::vector<Job> to_run;
-  long gpu_skipped = 0;
-  for (const Job& j : s.mine) {
-    if (j.kind == JobKind::golden || !plan.devices.empty()) {
-      to_run.push_back(j);
-      continue;
-    }
-    ++gpu_skipped;
-    if (out) out->add(skipped_record(j, gpu_missing));
-  }
-  for (const std::string& why : plan.unusable) {
-    std::printf("%-8s %s  %s\n", "SKIPPED", "gpu tier", why.c_str());
-    tally.add("gpu tier", "SKIPPED", why);
-  }
-  if (gpu_skipped > 0) {
-    const std::string what = "gpu tier (" + count_of(gpu_skipped, "job") + ")";
-    std::printf("%-8s %s  %s\n", "SKIPPED", what.c_str(), gpu_missing.c_str());
-    tally.add(what, "SKIPPED", gpu_missing);
-    json_report.progress(tally.json());
-  }
-
-  JobRunOptions run_options;
-  run_options.repro_dir = options.repro_dir;
-  run_options.golden_dir = options.golden_dir;
-  run_options.gpu_skip_reason = gpu_missing;
-  run_options.devices = plan.devices;
-  Progress progress(to_run.size(), ::isatty(2) == 1);
-  StopOnSignal stop;
-  const auto start = std::chrono::steady_clock::now();
-  std::size_t done = 0;
-  run_jobs(to_run, plan.devices, run_options,
-           [&](const nlohmann::json& rec) {
-             ++done;
-             // Into the files first, then on the screen: a run killed after printing a line has
-             // that check in results.jsonl and in --json.
-             const std::string where = rec["device"].is_number() ? "gpu" + rec["device"].dump() : std::string("cpu");
-             tally.add(where + " " + rec.value("id", ""), rec.value("status", ""), rec.value("reason", ""));
-             if (out) out->add(rec);
-             json_report.progress(tally.json());
-             progress.record(rec);
-           },
-           stop.requested());
-  progress.finish();
-  const bool interrupted = stop.requested().load();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (interrupted) {
-    std::printf("check: interrupted after %zu of %zu jobs\n", done, to_run.size());
-  }
-  std::printf("check: %d passed, %d failed, %d skipped (%.1f s)\n", tally.passed, tally.failed, tally.skipped, seconds);
-  nlohmann::json summary = tally.json();
-  if (interrupted) {  // "complete" says the end was written, not that every job ran
-    summary["interrupted"] = true;
-    summary["not_run"] = to_run.size() - done;
-  }
-  json_report.finish(summary);
-  if (out) {
-    out->finish({{"end_time", utc_now()}, {"duration_s", seconds}, {"interrupted", interrupted}});
-    std::printf("check: report in %s (report.json, results.jsonl, results.csv, junit.xml)\n", out->dir().c_str());
-  }
-  if (interrupted) stop.end_by_signal();
-  if (tally.failed > 0) return kCheckFailed;
-  if (options.require_gpu && !gpu_missing.empty()) {
-    std::fprintf(stderr, "moeval check: --require-gpu: the GPU tier did not run: %s\n",
-                 gpu_missing.rfind("no CUDA device: ", 0) == 0 ? gpu_missing.substr(16).c_str() : gpu_missing.c_str());
-    return kNothingRan;
-  }
-  return kPass;
-}
-
 }  // namespace
 
 Runner add_check_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("check", "Run a check matrix: GPU kernels against the CPU reference, one worker per "
+  auto* cmd = app.add_subcommand("check", "Run a check matrix: GPU kernels against the reference, one worker per "
                                           "device, and the CPU tier (golden corpus regenerated and diffed)");
   auto options = std::make_shared<CheckOptions>();
-  cmd->add_option("--device", options->devices, "Devices to use, e.g. 0,1 (default: every visible device); each job runs on one")
-      ->delimiter(',')
-      ->check(integer_in(0, 1023));
-  cmd->add_option("--matrix", options->matrix, "quick (seconds), standard (default) or full");
-  cmd->add_option("--filter", options->filters,
-                  "Select jobs, e.g. kernel=marlin_moe,dtype=bf16 (keys: kernel kind scheme dtype group shape tier E M id; "
-                  "'|' between alternatives, '!=' to exclude, globs allowed; repeat to AND)");
-  cmd->add_option("--seeds", options->seeds, "Seeds per matrix cell, 1 to 1000 (default 1)")->check(integer_in(1, 1000));
-  cmd->add_option("--shard", options->shard,
-                  "Run shard INDEX/COUNT of the selection (default: from SLURM_PROCID/SLURM_NTASKS, "
-                  "OMPI_COMM_WORLD_RANK/SIZE or PMI_RANK/PMI_SIZE; else everything)");
-  cmd->add_flag("--list", options->list, "Print the selected jobs and run nothing (no GPU needed)");
-  auto* out = cmd->add_option("--out", options->out_dir,
-                  "Write the report into this directory: results.jsonl as the run goes, then report.json, results.csv, "
-                  "junit.xml (a shard writes DIR/shard-I-of-N)");
-  auto* json = cmd->add_option("--json", options->json_path,
-                               "Also write the results as JSON to this file (rewritten as results arrive)");
-  cmd->add_option("--golden-dir", options->golden_dir, "Golden data directory (default: the source tree's golden/data)");
+  const auto [json, out] = add_matrix_options(*cmd, options->run);
+  cmd->add_option("--golden-dir", options->run.golden_dir, "Golden data directory (default: the source tree's golden/data)");
   auto* cpu_only =
-      cmd->add_flag("--cpu-only", options->cpu_only, "Run the CPU tier only (GPU checks are reported as skipped)");
-  auto* require_gpu = cmd->add_flag("--require-gpu", options->require_gpu,
+      cmd->add_flag("--cpu-only", options->run.cpu_only, "Run the CPU tier only (GPU checks are reported as skipped)");
+  auto* require_gpu = cmd->add_flag("--require-gpu", options->run.require_gpu,
                                     "Exit 3 when the GPU tier (or part of it) could not run: no device, or a "
                                     "device this build cannot run on");
   require_gpu->excludes(cpu_only);
@@ -276,8 +61,10 @@ Runner add_check_command(CLI::App& app) {
                                 "Replay the cases of a reproduce file instead of the matrix (needs a GPU)")
                     ->check(CLI::ExistingFile);
   repro->excludes(json)->excludes(cpu_only)->excludes(out);
-  cmd->add_option("--repro-dir", options->repro_dir, "Where failing cases are written (default: moeval-repro)");
-  return [options] { return run_check(*options, invocation()); };
+  return [options] {
+    if (!options->repro_file.empty()) return run_replay(*options);
+    return run_matrix(options->run, invocation());
+  };
 }
 
 }  // namespace moeval::cli

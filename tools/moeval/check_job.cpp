@@ -1,5 +1,7 @@
 #include "check_job.h"
 
+#include "reference_choice.h"
+
 namespace moeval::cli {
 
 std::string Job::case_name() const {
@@ -16,6 +18,10 @@ std::string Job::kind_name() const {
 }
 
 std::string Job::tier_name() const { return kind == JobKind::golden ? "golden" : std::string(to_string(problem.tier)); }
+
+std::string Job::reference_name() const {
+  return kind == JobKind::golden ? "golden file" : std::string(to_string(choose_reference(problem)));
+}
 
 nlohmann::json Job::params() const {
   if (kind == JobKind::golden) return {{"family", std::string(golden::to_string(family))}};
@@ -46,7 +52,9 @@ void number_jobs(std::vector<Job>& jobs) {
   std::size_t group = 0;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     jobs[i].index = i;
-    const bool same_case = i > 0 && jobs[i].kind == JobKind::gemm && jobs[i - 1].kind == JobKind::gemm &&
+    // A GEMM case on each kernel (on one device, or on every device) shares the case.
+    const bool gemm_like = jobs[i].kind == JobKind::gemm || jobs[i].kind == JobKind::cross_device;
+    const bool same_case = i > 0 && gemm_like && jobs[i].kind == jobs[i - 1].kind &&
                            jobs[i].case_name() == jobs[i - 1].case_name();
     if (i > 0 && !same_case) ++group;
     jobs[i].group = group;

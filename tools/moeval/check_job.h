@@ -34,7 +34,8 @@ struct Job {
   // Position in the selected list (after --filter, before --shard): the order of every report,
   // so that merged shards read like one run.
   std::size_t index = 0;
-  // Jobs that share one case (a GEMM case on each kernel, listed next to each other) share a group:
+  // Jobs that share one case (a GEMM case on each kernel, listed next to each other, on one device
+  // or on every device) share a group:
   // one worker runs them one after the other, building the case once, and one shard owns them.
   std::size_t group = 0;
 
@@ -47,6 +48,8 @@ struct Job {
   std::string kind_name() const;
   // "exact", "bounded" or "golden".
   std::string tier_name() const;
+  // What judges it: "cpu-fp64", "gpu-cublas" (reference_choice.h) or "golden file".
+  std::string reference_name() const;
   // The case's parameters for reports: E, M, topk, H, I, weight type, group, act-order, is_k_full,
   // dtype, routing, tier, seed, local experts (EP) and K shard; {"family": ...} for a golden job.
   nlohmann::json params() const;

@@ -47,6 +47,18 @@ std::string periodic(const std::vector<std::int64_t>& counts) {
 
 }  // namespace
 
+bool element_mismatch(const std::vector<std::uint16_t>& output, const reference::ReferenceOutput& ref, Tier tier,
+                      std::size_t i) {
+  if (i >= output.size()) return false;
+  if (tier == Tier::exact) return output[i] != ref.y16[i];
+  const double v = to_double(output[i], ref.dtype);
+  const double y = ref.y[i];
+  if (!std::isfinite(y)) return !(v == y || (std::isnan(v) && std::isnan(y)));
+  return !std::isfinite(v) ||
+         std::abs(v - y) > tolerance::element_bound(y, ref.s[i], std::max<std::int64_t>(1, ref.reduction_length), ref.dtype,
+                                                    {}, ref.rounding);
+}
+
 FailurePattern failure_pattern(const std::vector<std::uint16_t>& output, const reference::ReferenceOutput& ref, Tier tier,
                                const std::vector<std::int32_t>& row_expert, std::int64_t experts) {
   FailurePattern p;
@@ -54,7 +66,10 @@ FailurePattern failure_pattern(const std::vector<std::uint16_t>& output, const r
   p.elements = rows * cols;
   std::vector<std::int64_t> row_count(std::size_t(rows), 0), col_count(std::size_t(cols), 0);
   std::vector<std::int64_t> expert_count(std::size_t(std::max<std::int64_t>(experts, 0)), 0);
-  std::vector<std::int64_t> col_tile(64, 0), row_tile(16, 0);
+  std::vector<std::int64_t> col_tile(64, 0), row_tile(16, 0), col_in8(8, 0);
+  // Mismatches per 8- and per 64-column group of the output: a wrong scale permutation or scale
+  // index moves whole column groups (Marlin permutes scales within 8-column groups of a 64-wide tile).
+  std::vector<std::int64_t> tiles8(std::size_t((cols + 7) / 8), 0), tiles64(std::size_t((cols + 63) / 64), 0);
   const std::int64_t row_step = std::max<std::int64_t>(1, (rows + kMapCells - 1) / kMapCells);
   const std::int64_t col_step = std::max<std::int64_t>(1, (cols + kMapCells - 1) / kMapCells);
   const std::int64_t map_rows = rows == 0 ? 0 : (rows + row_step - 1) / row_step;
@@ -62,26 +77,14 @@ FailurePattern failure_pattern(const std::vector<std::uint16_t>& output, const r
   std::vector<std::vector<double>> map(std::size_t(map_rows), std::vector<double>(std::size_t(map_cols), 0.0));
   for (std::int64_t r = 0; r < rows; ++r) {
     for (std::int64_t c = 0; c < cols; ++c) {
-      const std::size_t i = ref.index(r, c);
-      if (i >= output.size()) continue;
-      bool bad;
-      if (tier == Tier::exact) {
-        bad = output[i] != ref.y16[i];
-      } else {
-        const double v = to_double(output[i], ref.dtype);
-        const double y = ref.y[i];
-        if (!std::isfinite(y)) {
-          bad = !(v == y || (std::isnan(v) && std::isnan(y)));
-        } else {
-          bad = !std::isfinite(v) ||
-                std::abs(v - y) > tolerance::element_bound(y, ref.s[i], std::max<std::int64_t>(1, ref.reduction_length), ref.dtype);
-        }
-      }
-      if (!bad) continue;
+      if (!element_mismatch(output, ref, tier, ref.index(r, c))) continue;
       ++p.mismatches;
       ++row_count[std::size_t(r)];
       ++col_count[std::size_t(c)];
       ++col_tile[std::size_t(c % 64)];
+      ++col_in8[std::size_t(c % 8)];
+      ++tiles8[std::size_t(c / 8)];
+      ++tiles64[std::size_t(c / 64)];
       ++row_tile[std::size_t(r % 16)];
       if (std::size_t(r) < row_expert.size()) {
         const std::int32_t e = row_expert[std::size_t(r)];
@@ -99,6 +102,9 @@ FailurePattern failure_pattern(const std::vector<std::uint16_t>& output, const r
   p.json = {{"rows", index_set(row_count)},
             {"cols", index_set(col_count)},
             {"col_in_tile64", col_tile},
+            {"col_in_tile8", col_in8},
+            {"col_tiles8", index_set(tiles8)},
+            {"col_tiles64", index_set(tiles64)},
             {"row_in_tile16", row_tile},
             {"map", {{"rows", rows}, {"cols", cols}, {"row_step", row_step}, {"col_step", col_step}, {"fraction", map}}}};
   if (!row_expert.empty()) {
@@ -112,6 +118,7 @@ FailurePattern failure_pattern(const std::vector<std::uint16_t>& output, const r
   if (p.mismatches > 0) {
     p.summary += " in " + list(p.json["rows"], "row") + ", " + list(p.json["cols"], "column");
     if (p.json.contains("experts")) p.summary += ", " + list(p.json["experts"], "expert");
+    p.summary += "; columns in " + list(p.json["col_tiles8"], "8-column group") + ", " + list(p.json["col_tiles64"], "64-column tile");
     p.summary += "; column within a 64-wide tile: " + periodic(col_tile) + "; row within 16: " + periodic(row_tile);
   }
   return p;

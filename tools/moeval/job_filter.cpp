@@ -19,6 +19,7 @@ const std::map<std::string, std::vector<std::string>>& closed_keys() {
       {"dtype", {"fp16", "bf16"}},
       {"tier", {"exact", "bounded", "golden"}},
       {"group", {"-1", "channelwise", "32", "64", "128"}},
+      {"reference", {"cpu-fp64", "gpu-cublas", "golden file"}},
   };
   return keys;
 }
@@ -27,7 +28,7 @@ const std::vector<std::string> kOpenKeys = {"kernel", "scheme", "shape", "E", "M
 
 std::string allowed_keys() {
   std::string s;
-  for (const auto& k : {"kernel", "kind", "scheme", "dtype", "group", "shape", "tier", "E", "M", "id"}) {
+  for (const auto& k : {"kernel", "kind", "scheme", "dtype", "group", "shape", "tier", "reference", "E", "M", "id"}) {
     s += (s.empty() ? "" : ", ") + std::string(k);
   }
   return s;
@@ -44,10 +45,15 @@ bool is_glob(const std::string& v) { return v.find_first_of("*?[") != std::strin
 // The job's values for a key (several for `scheme` and `group`); nullopt when the job has none.
 std::optional<std::vector<std::string>> values_of(const Job& job, const std::string& key) {
   if (key == "kernel") return std::vector<std::string>{job.kernel};
-  if (key == "kind") return std::vector<std::string>{job.kind_name()};
+  if (key == "kind") {
+    // A cross-device job is also its case's GEMM: kind=gemm1 selects the gemm1 cases of a sweep.
+    if (job.kind == JobKind::cross_device) return std::vector<std::string>{job.kind_name(), std::string(to_string(job.problem.kind))};
+    return std::vector<std::string>{job.kind_name()};
+  }
   if (key == "shape") return std::vector<std::string>{job.shape};
   if (key == "tier") return std::vector<std::string>{job.tier_name()};
   if (key == "id") return std::vector<std::string>{job.id()};
+  if (key == "reference") return std::vector<std::string>{job.reference_name()};
   if (job.kind == JobKind::golden) return std::nullopt;
   const MoeProblem& p = job.problem;
   if (key == "scheme") return std::vector<std::string>{std::string(to_string(p.scheme.type)), p.scheme.name()};

@@ -5,10 +5,10 @@
 //   values := value ('|' value)*        alternatives (OR); a value may hold the globs * ? [...]
 //
 // Keys: kernel (wna16_moe, marlin_moe, moe_forward[wna16], moe_forward[marlin], golden), kind
-// (gemm1, gemm2, layer, golden, cross_device), scheme (a weight type, uint4b8 uint4 uint8b128 uint8, or a glob
+// (gemm1, gemm2, layer, golden, cross_device; a cross-device job is also its case's gemm1/gemm2), scheme (a weight type, uint4b8 uint4 uint8b128 uint8, or a glob
 // over the scheme's name, e.g. *actorder*), dtype (fp16, bf16), group (-1 or channelwise, 32, 64,
 // 128), shape (the matrix's shape label: small, decode, experts-512, deepseek-v3, ...), tier
-// (exact, bounded, golden), E, M (numbers), id (a glob over "<kernel> <case name>").
+// (exact, bounded, golden), reference (cpu-fp64, gpu-cublas, golden file: reference_choice.h), E, M (numbers), id (a glob over "<kernel> <case name>").
 // A golden job has no scheme, dtype, group, E or M: a term on those keys does not select it.
 #pragma once
 

@@ -6,7 +6,10 @@
 #include <thread>
 
 #include "failure_pattern.h"
+#include "gpu_reference.h"
+#include "k_group_attribution.h"
 #include "golden_check.h"
+#include "reference_choice.h"
 #include "repro.h"
 #include "moeval/fixtures/cases.h"
 #include "moeval/reference/gemm_reference.h"
@@ -35,7 +38,7 @@ nlohmann::json base_record(const Job& job, int device) {
           {"params", job.params()},
           {"device", device >= 0 ? nlohmann::json(device) : nlohmann::json(nullptr)},
           {"tier", job.tier_name()},
-          {"reference", job.kind == JobKind::golden ? "golden file" : "cpu"},
+          {"reference", job.reference_name()},
           // The numerics contract the kernel is judged by (the bound of docs/tolerance.md); a
           // verdict replaces it with the contract its reference and bound modelled.
           {"contract", "default"},
@@ -71,12 +74,25 @@ void add_verdict(nlohmann::json& rec, const tolerance::Verdict& v, const std::st
   rec["canaries_intact"] = optional_bool(v.canaries_intact);
 }
 
-std::shared_ptr<const GemmInputs> inputs_of(const Job& job, const JobRunOptions& options) {
-  if (options.cache) return options.cache->get(job.problem);
+// The case and the reference that judges it (reference_choice.h); the GPU reference runs on `device`.
+std::shared_ptr<const GemmInputs> inputs_of(const Job& job, const JobRunOptions& options, int device) {
+  const ReferenceKind reference = choose_reference(job.problem);
+  if (options.cache) return options.cache->get(job.problem, reference, device);
   auto own = std::make_shared<GemmInputs>();
   own->gemm_case = build_gemm_case(job.problem);
-  own->reference = reference::reference_gemm(own->gemm_case);
+  own->reference = reference == ReferenceKind::gpu_cublas ? gpu_reference_gemm(own->gemm_case, device)
+                                                          : reference::reference_gemm(own->gemm_case);
   return own;
+}
+
+// Why `kernel` cannot be judged by the GPU reference ("" when it can): the cuBLAS path models the
+// default numerics contract only (gpu_reference.h).
+std::string gpu_reference_mismatch(const Job& job, const testbed::GemmKernelUnderTest& kernel) {
+  if (choose_reference(job.problem) != ReferenceKind::gpu_cublas || kernel.contract() == reference::NumericsContract{}) {
+    return "";
+  }
+  return "the gpu-cublas reference of this size models the default numerics contract only; " + kernel.name() +
+         " declares '" + kernel.contract().name() + "'";
 }
 
 void run_gemm(const Job& job, int device, const JobRunOptions& options, nlohmann::json& rec) {
@@ -86,7 +102,11 @@ void run_gemm(const Job& job, int device, const JobRunOptions& options, nlohmann
     rec["reason"] = "no registered kernel is named '" + job.kernel + "'";
     return;
   }
-  const std::shared_ptr<const GemmInputs> inputs = inputs_of(job, options);
+  if (auto why = gpu_reference_mismatch(job, *kernel); !why.empty()) {
+    rec["reason"] = why;
+    return;
+  }
+  const std::shared_ptr<const GemmInputs> inputs = inputs_of(job, options, device);
   const GemmCase& c = inputs->gemm_case;
   const reference::ReferenceOutput& reference = inputs->reference;
   if (auto why = kernel->unsupported_reason(c); !why.empty()) {
@@ -106,6 +126,19 @@ void run_gemm(const Job& job, int device, const JobRunOptions& options, nlohmann
   rec["pattern"] = pattern.json;
   std::string reason = r.summary() + "\n  pattern: " + pattern.summary;
   try {
+    const KGroupAttribution groups = k_group_attribution(c, r.output, reference, job.problem.tier);
+    rec["pattern"]["k_groups"] = groups.json;
+    reason += "\n  K-groups: " + groups.summary;
+  } catch (const std::exception& e) {
+    reason += "\n  K-groups not attributed: " + std::string(e.what());
+  }
+  if (choose_reference(job.problem) == ReferenceKind::gpu_cublas) {
+    // A real-size case holds gigabytes of weights: the matrix rebuilds it from its seed instead.
+    rec["reason"] = reason + "\n  no reproduce file for a case of this size; rerun it: moeval check --matrix <its matrix> --filter 'id=" +
+                    job.id() + "'";
+    return;
+  }
+  try {
     const std::lock_guard<std::mutex> lock(hdf5_mutex);
     const auto repro = write_gemm_repro(options.repro_dir, c, reference);
     rec["repro"] = repro.string();
@@ -120,13 +153,17 @@ void run_gemm(const Job& job, int device, const JobRunOptions& options, nlohmann
 // the first device's (a kernel whose result depends on the device it runs on is named even when
 // each device passes its own check).
 void run_cross_device(const Job& job, const JobRunOptions& options, nlohmann::json& rec) {
-  if (options.devices.size() < 2) {
+  if (options.devices.empty() || options.devices.size() < options.cross_device_min_devices) {
     rec["reason"] = "needs two devices; this run has " + std::to_string(options.devices.size());
     return;
   }
   const auto kernel = testbed::KernelRegistry::instance().find(job.kernel);
   if (!kernel) throw std::runtime_error("no registered kernel is named '" + job.kernel + "'");
-  const auto inputs = inputs_of(job, options);
+  if (auto why = gpu_reference_mismatch(job, *kernel); !why.empty()) {
+    rec["reason"] = why;
+    return;
+  }
+  const auto inputs = inputs_of(job, options, options.devices.front());
   if (auto why = kernel->unsupported_reason(inputs->gemm_case); !why.empty()) {
     rec["reason"] = "unsupported: " + why;
     return;
@@ -148,6 +185,7 @@ void run_cross_device(const Job& job, const JobRunOptions& options, nlohmann::js
     }
   }
   rec["status"] = reason.empty() ? "PASS" : "FAIL";
+  if (reason.empty() && options.devices.size() == 1) reason = "one device: no cross-device agreement to check";
   rec["reason"] = reason;
   rec["devices"] = options.devices;
 }

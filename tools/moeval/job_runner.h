@@ -22,6 +22,9 @@ struct JobRunOptions {
   std::string gpu_skip_reason;             // why GPU jobs cannot run here ("" when devices exist)
   CaseCache* cache = nullptr;              // GEMM cases shared between jobs (run_jobs makes one)
   std::vector<int> devices;                // every device of the run (cross-device jobs use them all)
+  // A cross-device job with fewer devices is SKIPPED: 2 for check (one device is its GEMM jobs'
+  // business), 1 for sweep (every case is a cross-device job; on one device, just its check).
+  std::size_t cross_device_min_devices = 2;
 };
 
 // The record of one job (docs/reports.md): the job's identity and parameters, the device, status

@@ -25,6 +25,15 @@ std::string format_progress(std::size_t done, std::size_t total, double elapsed_
   return buf;
 }
 
+std::string where_ran(const nlohmann::json& rec) {
+  if (rec.contains("devices") && rec["devices"].is_array() && !rec["devices"].empty()) {
+    std::string where = "gpu";
+    for (const auto& d : rec["devices"]) where += (where.size() > 3 ? "," : "") + d.dump();
+    return where;
+  }
+  return rec.contains("device") && rec["device"].is_number() ? "gpu" + rec["device"].dump() : std::string("cpu");
+}
+
 Progress::Progress(std::size_t total, bool terminal, double plain_every_s)
     : total_(total), terminal_(terminal), plain_every_s_(plain_every_s), start_(std::chrono::steady_clock::now()),
       last_plain_(start_) {}
@@ -33,7 +42,7 @@ void Progress::record(const nlohmann::json& rec) {
   ++done_;
   const std::string status = rec.value("status", "?");
   if (status == "FAIL") ++failed_;
-  const std::string where = rec["device"].is_number() ? "gpu" + rec["device"].dump() : std::string("cpu");
+  const std::string where = where_ran(rec);
   const std::string reason = rec.value("reason", "");
   if (terminal_) std::fputs("\r\033[K", stderr);
   std::printf("%-8s %s %s%s%s\n", status.c_str(), where.c_str(), rec.value("id", "").c_str(), reason.empty() ? "" : "  ",

@@ -15,6 +15,9 @@ namespace moeval::cli {
 // "[120/340] 3.1 checks/s, ETA 1m11s, 2 failed" (ETA "?" before the first check).
 std::string format_progress(std::size_t done, std::size_t total, double elapsed_s, long failed);
 
+// Where a record's check ran, for its line: "gpu0", "gpu0,1" (a cross-device job's devices) or "cpu".
+std::string where_ran(const nlohmann::json& rec);
+
 class Progress {
  public:
   Progress(std::size_t total, bool terminal, double plain_every_s = 10.0);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "k_group_attribution.h"
 #include "moeval/golden/case_codec.h"
 #include "moeval/golden/errors.h"
 #include "moeval/golden/golden_file.h"
@@ -58,6 +59,11 @@ ReplayCounts replay_repro(const std::vector<golden::GoldenGemmCase>& cases, int 
       try {
         const auto r = testbed::run_gemm_case(*kernel, g.gemm, device, &g.expected);
         std::printf("%-8s %s\n", r.pass() ? "PASS" : "FAIL", r.summary().c_str());
+        if (!r.pass() && r.output.size() == g.expected.y16.size()) {
+          // The diagnose step that needs the case's inputs: which K-group's scales explain the errors.
+          const KGroupAttribution groups = k_group_attribution(g.gemm, r.output, g.expected, g.gemm.problem.tier);
+          std::printf("  K-groups: %s\n", groups.summary.c_str());
+        }
         ++(r.pass() ? counts.passed : counts.failed);
       } catch (const std::exception& e) {
         std::printf("FAIL     %s %s  error: %s\n", kernel->name().c_str(), name.c_str(), e.what());

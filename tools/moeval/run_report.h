@@ -13,7 +13,9 @@
 
 namespace moeval::cli {
 
-inline constexpr int kReportSchemaVersion = 1;
+// 2: a check's `reference` says what judged it: "cpu-fp64", "gpu-cublas" or "golden file" (1 had
+// "cpu" for the first two). Readers refuse any other version than their own.
+inline constexpr int kReportSchemaVersion = 2;
 
 struct RunReport {
   // {"schema_version", "moeval": {version, commit}, "run": {command, start_time, host, devices,

@@ -15,6 +15,7 @@ The page holds plotly's JavaScript inline (no network needed to open it) and sho
 It reads report.json, or results.jsonl of a run that was killed before writing report.json.
 """
 import argparse
+import collections
 import html
 import json
 import os
@@ -24,7 +25,7 @@ import tempfile
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def fail(message):
@@ -108,7 +109,8 @@ def ratio_figures(checks):
         mine = [c for c in bounded if c["kernel"] == k]
         strip.add_trace(go.Box(
             x=[scheme_label(c["params"]) + " " + c["params"]["dtype"] for c in mine], y=[c["max_ratio"] for c in mine],
-            name=k, boxpoints="all", jitter=0.4, pointpos=0, hovertext=[c["case"] for c in mine]))
+            name=k, boxpoints="all", jitter=0.4, pointpos=0,
+            hovertext=[c["case"] + " (" + c.get("reference", "?") + " reference)" for c in mine]))
     strip.add_hline(y=1.0, line_dash="dash", line_color="#c62828", annotation_text="bound")
     strip.update_layout(title="Every bounded check's ratio by kernel x scheme x dtype", boxmode="group", height=460,
                         yaxis_title="max |err| / bound", xaxis_tickangle=-35)
@@ -131,8 +133,14 @@ def pattern_figure(check):
     if experts:
         fig.add_bar(x=list(range(len(experts["counts"]))), y=experts["counts"], marker_color="#6a1b9a", showlegend=False,
                     row=1, col=3)
-    fig.update_layout(title=f"{check['id']}: {check.get('mismatches')} of {check.get('elements')} outputs wrong",
-                      height=380)
+    title = f"{check['id']}: {check.get('mismatches')} of {check.get('elements')} outputs wrong"
+    # The K-group attribution of the worst (expert, column): which group's scale explains the error.
+    suspects = (p.get("k_groups") or {}).get("suspects") or []
+    if suspects:
+        s = suspects[0]
+        title += (f"<br><sub>expert {s['expert']}, column {s['column']}: K-group {s['group']} explains "
+                  f"{100 * s['explained']:.1f}% of the error (scale x{s['factor']:.4g})</sub>")
+    fig.update_layout(title=title, height=410 if suspects else 380, margin={"t": 110} if suspects else None)
     return fig
 
 
@@ -175,7 +183,10 @@ def run_table(report):
         ("filters", " ".join(run.get("filters", [])) or "none"), ("seeds", run.get("seeds")),
         ("shard", f"{shard.get('index')}/{shard.get('count')}"), ("devices", devices),
         ("driver / CUDA runtime", f"{run.get('driver_version') or 'no driver'} / {run.get('cuda_runtime_version')}"),
-        ("contract", run.get("contract")), ("started", run.get("start_time")),
+        ("contract", run.get("contract")),
+        ("judged by", ", ".join(f"{ref}: {n}" for ref, n in sorted(
+            collections.Counter(c.get("reference") for c in report.get("checks", [])).items())) or "no check"),
+        ("started", run.get("start_time")),
         ("duration", f"{run.get('duration_s'):.1f} s" if isinstance(run.get("duration_s"), (int, float)) else "unfinished"),
         ("result", f"{s.get('passed', 0)} passed, {s.get('failed', 0)} failed, {s.get('skipped', 0)} skipped, "
                    f"{s.get('not_run', 0)} not run" + (" (interrupted)" if report.get("interrupted") else "")),
@@ -189,10 +200,11 @@ def checks_table(checks, status, limit=200):
     if not chosen:
         return "<p>None.</p>"
     body = "".join(
-        f"<tr><td>{c['index']}</td><td>{html.escape(c['id'])}</td><td>{'' if c.get('device') is None else c['device']}</td>"
+        f"<tr><td>{c['index']}</td><td>{html.escape(c['id'])}</td><td>{html.escape(c.get('reference') or '')}</td>"
+        f"<td>{'' if c.get('device') is None else c['device']}</td>"
         f"<td><pre>{html.escape(c.get('reason') or '')}</pre></td></tr>" for c in chosen[:limit])
     more = f"<p>... and {len(chosen) - limit} more (report.json has them all).</p>" if len(chosen) > limit else ""
-    return ("<table class='checks'><tr><th>#</th><th>check</th><th>device</th><th>reason</th></tr>" + body +
+    return ("<table class='checks'><tr><th>#</th><th>check</th><th>reference</th><th>device</th><th>reason</th></tr>" + body +
             "</table>" + more)
 
 

@@ -237,4 +237,28 @@ TEST_F(CheckCli, CtrlCWritesThePartialReport) {
   }
 }
 
+// `moeval sweep` takes check's selection options: --list prints every GEMM case as a job on every
+// device and needs no GPU; --filter kind=gemm1 reaches them; a run without a GPU is exit 3 and
+// writes no report.
+TEST_F(CheckCli, SweepSelectsLikeCheckAndNeedsAGpuToRun) {
+  const Outcome list = run("sweep --matrix quick --list --filter kind=gemm1");
+  ASSERT_EQ(list.exit, 0) << list.output;
+  EXPECT_NE(list.output.find("on every device"), std::string::npos) << list.output;
+  EXPECT_EQ(list.output.find("golden"), std::string::npos) << list.output;
+  EXPECT_EQ(list.output.find("gemm2-"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("of the quick matrix; nothing was run"), std::string::npos) << list.output;
+  const Outcome seeds = run("sweep --matrix quick --list");
+  const Outcome one_seed = run("sweep --matrix quick --list --seeds 1");
+  EXPECT_GT(count_lines(seeds.output), count_lines(one_seed.output)) << "two seeds by default";
+  const Outcome shard = run("sweep --matrix quick --list --shard 1/2");
+  EXPECT_EQ(shard.exit, 0) << shard.output;
+  EXPECT_LT(count_lines(shard.output), count_lines(seeds.output));
+  // With a GPU visible the sweep would run: the no-GPU exit is this machine's only.
+  if (::system("nvidia-smi -L > /dev/null 2>&1") == 0) return;
+  const Outcome none = run("sweep --matrix quick --out " + (dir_ / "sweep").string());
+  EXPECT_EQ(none.exit, 3) << none.output;
+  EXPECT_NE(none.output.find("nothing was swept"), std::string::npos) << none.output;
+  EXPECT_FALSE(fs::exists(dir_ / "sweep" / "report.json"));
+}
+
 }  // namespace

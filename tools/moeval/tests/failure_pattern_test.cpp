@@ -46,6 +46,24 @@ TEST_P(FailurePatternTest, OneColumnOfOneExpertsRows) {
   EXPECT_NE(p.summary.find("column within a 64-wide tile: 5 only"), std::string::npos) << p.summary;
 }
 
+// A wrong scale permutation moves whole 8-column groups: the pattern counts them.
+TEST_P(FailurePatternTest, ColumnsClusterByTheirEightAndSixtyFourColumnGroups) {
+  const auto ref = reference_of(32, 256);
+  auto out = ref.y16;
+  for (std::int64_t r = 0; r < 32; ++r) {
+    for (std::int64_t c = 136; c < 144; ++c) out[ref.index(r, c)] = round_to_bits(-2.0, DType::bf16);  // group 17
+  }
+  const FailurePattern p = failure_pattern(out, ref, GetParam(), {}, 0);
+  EXPECT_EQ(p.json["col_tiles8"]["count"], 1);
+  EXPECT_EQ(p.json["col_tiles8"]["of"], 32);
+  EXPECT_EQ(p.json["col_tiles8"]["first"][0], 17);
+  EXPECT_EQ(p.json["col_tiles64"]["count"], 1);
+  EXPECT_EQ(p.json["col_tiles64"]["first"][0], 2);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(p.json["col_in_tile8"][i], 32) << i;
+  EXPECT_NE(p.summary.find("columns in 1 of 32 8-column groups (17), 1 of 4 64-column tiles (2)"), std::string::npos)
+      << p.summary;
+}
+
 TEST_P(FailurePatternTest, WholeRowsAndTheMap) {
   const auto ref = reference_of(96, 64);
   auto out = ref.y16;

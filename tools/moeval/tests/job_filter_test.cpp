@@ -78,13 +78,13 @@ TEST_P(JobFilterErrors, NameTheTermAndWhatIsAllowed) {
 INSTANTIATE_TEST_SUITE_P(
     Grammar, JobFilterErrors,
     ::testing::Values(
-        BadFilter{"NoEquals", "kernel", "--filter 'kernel': term 'kernel' is not key=value or key!=value; keys: kernel, kind, scheme, dtype, group, shape, tier, E, M, id"},
-        BadFilter{"UnknownKey", "colour=red", "--filter 'colour=red': term 'colour=red' has the unknown key 'colour'; keys: kernel, kind, scheme, dtype, group, shape, tier, E, M, id"},
+        BadFilter{"NoEquals", "kernel", "--filter 'kernel': term 'kernel' is not key=value or key!=value; keys: kernel, kind, scheme, dtype, group, shape, tier, reference, E, M, id"},
+        BadFilter{"UnknownKey", "colour=red", "--filter 'colour=red': term 'colour=red' has the unknown key 'colour'; keys: kernel, kind, scheme, dtype, group, shape, tier, reference, E, M, id"},
         BadFilter{"UnknownDtype", "dtype=fp8", "--filter 'dtype=fp8': term 'dtype=fp8' has the unknown dtype 'fp8'; allowed: fp16, bf16"},
         BadFilter{"UnknownGroup", "group=48", "--filter 'group=48': term 'group=48' has the unknown group '48'; allowed: -1, channelwise, 32, 64, 128"},
         BadFilter{"NotANumber", "E=many", "--filter 'E=many': term 'E=many' has E 'many', which is not a non-negative integer"},
         BadFilter{"EmptyAlternative", "kind=gemm1|", "--filter 'kind=gemm1|': term 'kind=gemm1|' has an empty value; write key=a|b"},
-        BadFilter{"EmptyTerm", "kind=gemm1,,tier=exact", "--filter 'kind=gemm1,,tier=exact': term '' is not key=value or key!=value; keys: kernel, kind, scheme, dtype, group, shape, tier, E, M, id"}),
+        BadFilter{"EmptyTerm", "kind=gemm1,,tier=exact", "--filter 'kind=gemm1,,tier=exact': term '' is not key=value or key!=value; keys: kernel, kind, scheme, dtype, group, shape, tier, reference, E, M, id"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace

@@ -5,11 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include "exit_codes.h"
 #include "matrices.h"
+#include "moeval/testbed/matrices.h"
 
 namespace moeval::cli {
 namespace {
@@ -61,6 +66,39 @@ TEST_P(EveryMatrix, SeedsMultiplyTheProblemsButNotTheGoldenFamiliesOrCrossDevice
   };
   EXPECT_EQ(seeded(three), 3 * seeded(one));
   EXPECT_EQ(three.size() - seeded(three), one.size() - seeded(one));
+}
+
+// `moeval sweep`: the same GEMM cases (every seed) as check, each a cross-device job on every
+// device; the same layers; no golden family (CPU only, nothing to sweep).
+TEST_P(EveryMatrix, ASweepRunsCheckCasesOnEveryDevice) {
+  const auto check = jobs_of(GetParam(), 2);
+  MatrixOptions o;
+  o.name = GetParam();
+  o.seeds = 2;
+  o.kernels = kKernels;
+  o.golden = false;
+  o.every_device = true;
+  const auto sweep = build_jobs(o);
+  std::multiset<std::string> check_gemms, sweep_gemms, check_layers, sweep_layers;
+  for (const Job& j : check) {
+    if (j.kind == JobKind::gemm) check_gemms.insert(j.id() + " on every device");
+    if (j.kind == JobKind::layer) check_layers.insert(j.id());
+  }
+  for (const Job& j : sweep) {
+    EXPECT_NE(j.kind, JobKind::golden) << j.id();
+    EXPECT_NE(j.kind, JobKind::gemm) << j.id() << ": a sweep runs every GEMM case on every device";
+    if (j.kind == JobKind::cross_device) sweep_gemms.insert(j.id());
+    if (j.kind == JobKind::layer) sweep_layers.insert(j.id());
+  }
+  EXPECT_EQ(sweep_gemms, check_gemms);
+  EXPECT_EQ(sweep_layers, check_layers);
+  EXPECT_EQ(sweep.size(), sweep_gemms.size() + sweep_layers.size());
+  // A case on both kernels is one group, as in check: one worker builds it once.
+  for (std::size_t i = 1; i < sweep.size(); ++i) {
+    if (sweep[i].kind == JobKind::cross_device && sweep[i].case_name() == sweep[i - 1].case_name()) {
+      EXPECT_EQ(sweep[i].group, sweep[i - 1].group) << sweep[i].id();
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrices, EveryMatrix,
@@ -142,12 +180,71 @@ TEST(FullMatrix, HoldsTheRealModelShapes) {
   EXPECT_EQ(models["mixtral-8x7b"], std::make_pair(std::int64_t(4096), std::int64_t(14336)));
 }
 
+// One registry of matrix names (moeval/testbed/matrices.h): the CLI's --matrix accepts exactly
+// its names, the CMake function's MATRIX check lists the same ones, and each name's GEMM problems
+// (what a kernel suite and Python's moeval.matrix run) are the GEMM problems of the CLI's jobs.
+TEST(MatrixRegistry, CliCmakeAndTestbedShareTheNames) {
+  std::set<std::string> testbed_names, cli_names;
+  for (const std::string& n : testbed::matrix_names()) testbed_names.insert(n);
+  EXPECT_EQ(testbed::gemm_matrix_names(), testbed::matrix_names());
+  for (MatrixName n : {MatrixName::quick, MatrixName::standard, MatrixName::full, MatrixName::core, MatrixName::smoke}) {
+    cli_names.insert(std::string(to_string(n)));
+    EXPECT_EQ(parse_matrix_name(to_string(n)), n);
+  }
+  EXPECT_EQ(cli_names, testbed_names);
+  std::ifstream in(MOEVAL_KERNEL_TESTS_CMAKE);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string cmake = text.str();
+  const std::string marker = "MATCHES \"^(";
+  const std::size_t at = cmake.find(marker);
+  ASSERT_NE(at, std::string::npos) << "the MATRIX check of " << MOEVAL_KERNEL_TESTS_CMAKE;
+  const std::string alternatives = cmake.substr(at + marker.size(), cmake.find(')', at) - at - marker.size());
+  std::set<std::string> cmake_names;
+  for (std::size_t b = 0; b <= alternatives.size();) {
+    const std::size_t e = std::min(alternatives.find('|', b), alternatives.size());
+    cmake_names.insert(alternatives.substr(b, e - b));
+    b = e + 1;
+  }
+  EXPECT_EQ(cmake_names, testbed_names);
+}
+
+class RegistryName : public ::testing::TestWithParam<MatrixName> {};
+
+TEST_P(RegistryName, GemmProblemsAreTheCliJobsGemmCases) {
+  const std::string name(to_string(GetParam()));
+  std::vector<std::string> from_registry, from_jobs;
+  for (const MoeProblem& p : testbed::gemm_matrix(name)) from_registry.push_back(p.name());
+  MatrixOptions o;
+  o.name = GetParam();
+  o.kernels = {"wna16_moe"};
+  for (const Job& j : build_jobs(o)) {
+    if (j.kind == JobKind::gemm) from_jobs.push_back(j.case_name());
+  }
+  ASSERT_FALSE(from_registry.empty());
+  EXPECT_EQ(from_registry, from_jobs);
+}
+
+INSTANTIATE_TEST_SUITE_P(Names, RegistryName,
+                         ::testing::Values(MatrixName::quick, MatrixName::standard, MatrixName::full, MatrixName::core,
+                                           MatrixName::smoke),
+                         [](const auto& param_info) { return std::string(to_string(param_info.param)); });
+
+TEST(MatrixRegistry, AnUnknownNameListsTheKnownOnes) {
+  try {
+    testbed::matrix_entries("big");
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "matrix 'big' is unknown; known: quick, standard, full, default, smoke");
+  }
+}
+
 TEST(MatrixName, UnknownNameIsAUsageErrorListingTheNames) {
   try {
     parse_matrix_name("big");
     FAIL() << "accepted";
   } catch (const UsageError& e) {
-    EXPECT_STREQ(e.what(), "--matrix: 'big' is unknown; allowed: quick, standard, full");
+    EXPECT_STREQ(e.what(), "--matrix: 'big' is unknown; allowed: quick, standard, full, default, smoke");
   }
 }
 

@@ -16,5 +16,11 @@ TEST(FormatProgress, RateAndEtaFromTheElapsedTime) {
   EXPECT_EQ(format_progress(340, 340, 100.0, 0), "[340/340] 3.4 checks/s, ETA 0s, 0 failed");
 }
 
+TEST(WhereRan, OneDeviceEveryDeviceOrTheCpu) {
+  EXPECT_EQ(where_ran({{"device", 1}}), "gpu1");
+  EXPECT_EQ(where_ran({{"device", nullptr}, {"devices", {0, 1}}}), "gpu0,1") << "a cross-device job";
+  EXPECT_EQ(where_ran({{"device", nullptr}}), "cpu");
+}
+
 }  // namespace
 }  // namespace moeval::cli

@@ -139,6 +139,8 @@ TEST_F(ReportTest, ReportJsonFollowsTheSchema) {
       EXPECT_TRUE(c[key].is_string()) << key;
     }
     EXPECT_TRUE(c["params"].is_object());
+    EXPECT_EQ(c["reference"], jobs[i].kind == JobKind::golden ? "golden file" : "cpu-fp64")
+        << "schema 2: what judged the check (the quick matrix is all CPU-sized)";
     EXPECT_TRUE(c["time_s"].is_number());
     for (const char* key : {"device", "max_ratio", "worst", "mismatches", "mismatch_fraction", "repro", "pattern"}) {
       EXPECT_TRUE(c.contains(key)) << key;
@@ -186,6 +188,13 @@ TEST_F(ReportTest, JunitCountsAndEscapes) {
   for (std::size_t p = xml.find("<failure "); p != std::string::npos; p = xml.find("<failure ", p + 1)) ++failures;
   EXPECT_EQ(cases, jobs.size());
   EXPECT_EQ(long(failures), s["failed"].get<long>());
+  std::size_t references = 0;
+  for (std::size_t p = xml.find("<property name=\"reference\" value=\""); p != std::string::npos;
+       p = xml.find("<property name=\"reference\" value=\"", p + 1)) {
+    ++references;
+  }
+  EXPECT_EQ(references, jobs.size()) << "every testcase names the reference that judged it";
+  EXPECT_NE(xml.find("<property name=\"reference\" value=\"cpu-fp64\"/>"), std::string::npos);
   EXPECT_NE(xml.find("&quot;worst&quot; &lt;row 1&gt; &amp; col 2\nsecond line?"), std::string::npos);
   EXPECT_EQ(xml.find('\x01'), std::string::npos);
 }
