@@ -27,7 +27,7 @@ std::string open_error(const std::filesystem::path& path) {
   return "";
 }
 
-void expect_contains(const std::string& message, const std::string& part) {
+void expect_contains_and_record(const std::string& message, const std::string& part) {
   ::testing::Test::RecordProperty("message", message);
   EXPECT_NE(message.find(part), std::string::npos) << "message: " << message << "\nexpected to contain: " << part;
 }
@@ -35,16 +35,16 @@ void expect_contains(const std::string& message, const std::string& part) {
 TEST(GoldenFileErrors, MissingFileIsNamed) {
   ScratchDir dir("missing");
   const std::string message = open_error(dir / "absent.h5");
-  expect_contains(message, (dir / "absent.h5").string());
-  expect_contains(message, "does not exist");
+  expect_contains_and_record(message, (dir / "absent.h5").string());
+  expect_contains_and_record(message, "does not exist");
 }
 
 TEST(GoldenFileErrors, NonHdf5BytesAreCalledCorrupt) {
   ScratchDir dir("corrupt");
   std::ofstream(dir / "garbage.h5") << "this is not an HDF5 file, just text pretending to be one\n";
   const std::string message = open_error(dir / "garbage.h5");
-  expect_contains(message, "garbage.h5");
-  expect_contains(message, "not an HDF5 file");
+  expect_contains_and_record(message, "garbage.h5");
+  expect_contains_and_record(message, "not an HDF5 file");
 }
 
 TEST(GoldenFileErrors, TruncatedFileIsDetected) {
@@ -53,8 +53,8 @@ TEST(GoldenFileErrors, TruncatedFileIsDetected) {
   const auto size = std::filesystem::file_size(dir / "t.h5");
   std::filesystem::resize_file(dir / "t.h5", size / 2);
   const std::string message = open_error(dir / "t.h5");
-  expect_contains(message, "t.h5");
-  expect_contains(message, "truncated file");
+  expect_contains_and_record(message, "t.h5");
+  expect_contains_and_record(message, "truncated file");
 }
 
 TEST(GoldenFileErrors, CorruptedInteriorIsAnErrorNotACrash) {
@@ -67,7 +67,7 @@ TEST(GoldenFileErrors, CorruptedInteriorIsAnErrorNotACrash) {
     f.seekp(96);
     for (std::uintmax_t i = 96; i < size; ++i) f.put(char(0xA5));
   }
-  expect_contains(open_error(dir / "c.h5"), "c.h5");
+  expect_contains_and_record(open_error(dir / "c.h5"), "c.h5");
 }
 
 TEST(GoldenFileErrors, WrongSchemaVersionSaysHowToRegenerate) {
@@ -76,17 +76,17 @@ TEST(GoldenFileErrors, WrongSchemaVersionSaysHowToRegenerate) {
   p.schema_version = kSchemaVersion + 41;
   write_golden_file(dir / "s.h5", p, "unit", {sample_record("case-a")});
   const std::string message = open_error(dir / "s.h5");
-  expect_contains(message, "s.h5");
-  expect_contains(message, "schema_version is " + std::to_string(kSchemaVersion + 41));
-  expect_contains(message, "moeval golden --update");
+  expect_contains_and_record(message, "s.h5");
+  expect_contains_and_record(message, "schema_version is " + std::to_string(kSchemaVersion + 41));
+  expect_contains_and_record(message, "moeval golden --update");
 }
 
 TEST(GoldenFileErrors, PlainHdf5FileIsNotAGoldenFile) {
   ScratchDir dir("plain");
   H5::H5File(std::string(dir / "plain.h5"), H5F_ACC_TRUNC).close();
   const std::string message = open_error(dir / "plain.h5");
-  expect_contains(message, "plain.h5");
-  expect_contains(message, "no schema_version attribute");
+  expect_contains_and_record(message, "plain.h5");
+  expect_contains_and_record(message, "no schema_version attribute");
 }
 
 TEST(GoldenFileErrors, MissingCaseAndWrongDatasetTypeAreNamed) {
@@ -96,7 +96,7 @@ TEST(GoldenFileErrors, MissingCaseAndWrongDatasetTypeAreNamed) {
     GoldenReader(dir / "c.h5").read_case("case-zz");
     ADD_FAILURE() << "absent case read";
   } catch (const GoldenError& e) {
-    expect_contains(e.what(), "case 'case-zz'");
+    expect_contains_and_record(e.what(), "case 'case-zz'");
   }
   // A dataset of an element type outside the schema (int64) is refused, naming its path.
   {
@@ -108,8 +108,8 @@ TEST(GoldenFileErrors, MissingCaseAndWrongDatasetTypeAreNamed) {
         .write(values, H5::PredType::NATIVE_LLONG);
   }
   const std::string message = open_error(dir / "c.h5");
-  expect_contains(message, "/case-a/odd");
-  expect_contains(message, "element type outside the schema");
+  expect_contains_and_record(message, "/case-a/odd");
+  expect_contains_and_record(message, "element type outside the schema");
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ std::vector<std::string> saved_inputs() {
   return names;
 }
 
-class FuzzRegression : public testing::TestWithParam<std::string> {};
+class FuzzRegression : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FuzzRegression, RefusedWithOneClearError) {
   const fs::path file = fs::path(MOEVAL_FUZZ_REGRESSIONS) / GetParam();
@@ -39,8 +39,8 @@ TEST_P(FuzzRegression, RefusedWithOneClearError) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Saved, FuzzRegression, testing::ValuesIn(saved_inputs()),
-                         [](const testing::TestParamInfo<std::string>& i) {
+INSTANTIATE_TEST_SUITE_P(Saved, FuzzRegression, ::testing::ValuesIn(saved_inputs()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
                            std::string name = fs::path(i.param).stem().string();
                            std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
                            return name;
