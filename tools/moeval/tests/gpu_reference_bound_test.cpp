@@ -19,18 +19,18 @@
 namespace moeval::cli {
 namespace {
 
-struct Config {
+struct BoundConfig {
   ProblemKind kind;
   DType act;
   std::int64_t hidden;
 };
 
-std::string config_name(const ::testing::TestParamInfo<Config>& info) {
+std::string bound_config_name(const ::testing::TestParamInfo<BoundConfig>& info) {
   return std::string(to_string(info.param.kind)) + "_" + std::string(to_string(info.param.act)) + "_H" +
          std::to_string(info.param.hidden);
 }
 
-GemmCase case_of(const Config& cfg) {
+GemmCase bound_case_of(const BoundConfig& cfg) {
   MoeProblem p;
   p.kind = cfg.kind;
   p.experts = 4;
@@ -63,10 +63,10 @@ std::vector<float> fp32_sums(const GemmCase& c) {
   return y;
 }
 
-class GpuReferenceBound : public ::testing::TestWithParam<Config> {};
+class GpuReferenceBound : public ::testing::TestWithParam<BoundConfig> {};
 
 TEST_P(GpuReferenceBound, KeepsCorrectKernelsInAndAWrongScaleOut) {
-  const GemmCase c = case_of(GetParam());
+  const GemmCase c = bound_case_of(GetParam());
   const reference::ReferenceOutput exact = reference::reference_gemm(c);
   const reference::ReferenceOutput ref = reference_from_fp32_sums(c, fp32_sums(c), exact.s);
   EXPECT_EQ(ref.reduction_length, 4 * exact.reduction_length);
@@ -93,12 +93,12 @@ TEST_P(GpuReferenceBound, KeepsCorrectKernelsInAndAWrongScaleOut) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GpuReferenceBound,
-                         ::testing::Values(Config{ProblemKind::gemm1, DType::bf16, 512}, Config{ProblemKind::gemm2, DType::bf16, 512},
-                                           Config{ProblemKind::gemm1, DType::f16, 1024}, Config{ProblemKind::gemm2, DType::f16, 1024}),
-                         config_name);
+                         ::testing::Values(BoundConfig{ProblemKind::gemm1, DType::bf16, 512}, BoundConfig{ProblemKind::gemm2, DType::bf16, 512},
+                                           BoundConfig{ProblemKind::gemm1, DType::f16, 1024}, BoundConfig{ProblemKind::gemm2, DType::f16, 1024}),
+                         bound_config_name);
 
 TEST(GpuReferenceBound, SizesThatDoNotMatchTheCaseAreRefused) {
-  const GemmCase c = case_of({ProblemKind::gemm1, DType::bf16, 512});
+  const GemmCase c = bound_case_of({ProblemKind::gemm1, DType::bf16, 512});
   EXPECT_THROW(reference_from_fp32_sums(c, std::vector<float>(7), std::vector<double>(7)), std::invalid_argument);
 }
 
