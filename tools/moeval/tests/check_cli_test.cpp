@@ -16,10 +16,12 @@
 #include <string>
 
 #include "report_comparison.h"
+#include "signalled_run.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+namespace test_support = moeval::cli::test_support;
 
 struct Outcome {
   int exit = -1;
@@ -138,47 +140,20 @@ TEST_F(CheckCli, ShowPrintsAGoldenFilesCasesAndRefusesAnUnknownCase) {
   EXPECT_GT(lines, 20u) << "every case and its datasets";
 }
 
-// Starts `moeval check --cpu-only --filter kind=golden --out OUT` and returns once its first
-// result line was printed (one golden family done, three to go); `text` collects its stdout.
-pid_t start_golden_run(const fs::path& out, int& read_end, std::string& text) {
-  int fds[2];
-  if (::pipe(fds) != 0) return -1;
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::dup2(fds[1], 1);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::execl(MOEVAL_BINARY, "moeval", "check", "--cpu-only", "--filter", "kind=golden", "--out", out.c_str(),
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  read_end = fds[0];
-  std::string line;
-  char c;
-  while (::read(fds[0], &c, 1) == 1) {
-    text += c;
-    if (c != '\n') {
-      line += c;
-      continue;
-    }
-    if (line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0) break;
-    line.clear();
-  }
-  return child;
+// `moeval check --cpu-only --filter kind=golden --out OUT`, sent `signal_number` once its first
+// result line was printed (one golden family done, three to go).
+test_support::SignalledRun golden_run_signalled(const fs::path& out, int signal_number) {
+  return test_support::run_and_signal(MOEVAL_BINARY, {"check", "--cpu-only", "--filter", "kind=golden", "--out", out.string()},
+                                      1, signal_number);
 }
 
 TEST_F(CheckCli, AKilledRunKeepsItsLinesAndMergeReadsThem) {
   const fs::path out = dir_ / "report";
-  int fd = -1;
-  std::string text;
-  const pid_t child = start_golden_run(out, fd, text);
-  ASSERT_GT(child, 0);
-  ::kill(child, SIGKILL);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  ::close(fd);
-  ASSERT_TRUE(WIFSIGNALED(status)) << text;
+  const test_support::SignalledRun r = golden_run_signalled(out, SIGKILL);
+  ASSERT_TRUE(r.started);
+  ASSERT_EQ(r.results, 1) << r.output;
+  const std::string& text = r.output;
+  ASSERT_TRUE(WIFSIGNALED(r.status)) << text;
   EXPECT_FALSE(fs::exists(out / "report.json")) << "written at the end only";
   const Outcome merged = run("report merge --out " + (dir_ / "merged").string() + " " + out.string());
   ASSERT_EQ(merged.exit, 0) << merged.output;
@@ -191,38 +166,11 @@ TEST_F(CheckCli, AKilledRunKeepsItsLinesAndMergeReadsThem) {
 
 TEST_F(CheckCli, CtrlCWritesThePartialReport) {
   const fs::path out = dir_ / "report";
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::dup2(fds[1], 1);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::execl(MOEVAL_BINARY, "moeval", "check", "--cpu-only", "--filter", "kind=golden", "--out", out.c_str(),
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  // The first result line: one golden family is done, three are left.
-  std::string text, line;
-  char c;
-  bool first = false;
-  while (!first && ::read(fds[0], &c, 1) == 1) {
-    text += c;
-    if (c != '\n') {
-      line += c;
-      continue;
-    }
-    first = line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0;
-    line.clear();
-  }
-  ASSERT_TRUE(first) << text;
-  ::kill(child, SIGINT);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  while (::read(fds[0], &c, 1) == 1) text += c;
-  ::close(fds[0]);
+  const test_support::SignalledRun r = golden_run_signalled(out, SIGINT);
+  ASSERT_TRUE(r.started);
+  ASSERT_EQ(r.results, 1) << r.output;
+  const std::string& text = r.output;
+  const int status = r.status;
   ASSERT_TRUE(WIFSIGNALED(status)) << "ends by SIGINT as a shell expects; output:\n" << text;
   EXPECT_EQ(WTERMSIG(status), SIGINT);
   EXPECT_NE(text.find("check: interrupted after"), std::string::npos) << text;

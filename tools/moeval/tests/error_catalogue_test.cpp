@@ -39,6 +39,7 @@
 #include "moeval/kernels/wna16_moe.h"
 #include "moeval/reference/gemm_reference.h"
 #include "moeval/testbed/devices.h"
+#include "signalled_run.h"
 
 #if MOEVAL_CATALOGUE_GPU
 #include <cuda_runtime.h>
@@ -535,37 +536,14 @@ TEST(KilledRun, KeepsItsLinesAndItsPartialReport) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string json = (dir / "r.json").string();
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::dup2(fds[1], 1);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::execl(MOEVAL_BINARY, "moeval", "check", "--cpu-only", "--json", json.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  std::string text, line;
-  int rows = 0;
-  char c;
-  // Wait for two result lines: the report is rewritten right after each line is printed, so after
-  // the second line the first result is certainly in the file.
-  while (rows < 2 && ::read(fds[0], &c, 1) == 1) {
-    text += c;
-    if (c != '\n') {
-      line += c;
-      continue;
-    }
-    if (line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0) ++rows;
-    line.clear();
-  }
-  ::kill(child, SIGTERM);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  while (::read(fds[0], &c, 1) == 1) text += c;
-  ::close(fds[0]);
+  // Two result lines: the report is rewritten right after each line is printed, so after the
+  // second line the first result is certainly in the file.
+  const test_support::SignalledRun r =
+      test_support::run_and_signal(MOEVAL_BINARY, {"check", "--cpu-only", "--json", json}, 2, SIGTERM);
+  ASSERT_TRUE(r.started);
+  const std::string& text = r.output;
+  const int rows = r.results;
+  const int status = r.status;
   ASSERT_TRUE(WIFSIGNALED(status)) << "moeval finished before it was killed; output:\n" << text;
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   EXPECT_NE(text.find("moeval check:"), std::string::npos) << text;
@@ -590,36 +568,13 @@ TEST(InterruptedRun, JsonReportSaysInterrupted) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string json = (dir / "r.json").string();
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::dup2(fds[1], 1);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::execl(MOEVAL_BINARY, "moeval", "check", "--cpu-only", "--json", json.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  std::string text, line;
-  char c;
-  bool first = false;  // the first result line: one golden family done, three left
-  while (!first && ::read(fds[0], &c, 1) == 1) {
-    text += c;
-    if (c != '\n') {
-      line += c;
-      continue;
-    }
-    first = line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0;
-    line.clear();
-  }
-  ASSERT_TRUE(first) << text;
-  ::kill(child, SIGINT);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  while (::read(fds[0], &c, 1) == 1) text += c;
-  ::close(fds[0]);
+  // Signalled after the first result line: one golden family done, three left.
+  const test_support::SignalledRun r =
+      test_support::run_and_signal(MOEVAL_BINARY, {"check", "--cpu-only", "--json", json}, 1, SIGINT);
+  ASSERT_TRUE(r.started);
+  ASSERT_EQ(r.results, 1) << r.output;
+  const std::string& text = r.output;
+  const int status = r.status;
   ASSERT_TRUE(WIFSIGNALED(status)) << text;
   EXPECT_EQ(WTERMSIG(status), SIGINT);
   EXPECT_NE(text.find("check: interrupted after"), std::string::npos) << text;

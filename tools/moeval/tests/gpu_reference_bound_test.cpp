@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gemm_config.h"
 #include "gpu_reference.h"
 #include "moeval/reference/gemm_reference.h"
 #include "moeval/reference/routed_rows.h"
@@ -19,30 +20,9 @@
 namespace moeval::cli {
 namespace {
 
-struct BoundConfig {
-  ProblemKind kind;
-  DType act;
-  std::int64_t hidden;
-};
+using test_support::GemmConfig;
 
-std::string bound_config_name(const ::testing::TestParamInfo<BoundConfig>& info) {
-  return std::string(to_string(info.param.kind)) + "_" + std::string(to_string(info.param.act)) + "_H" +
-         std::to_string(info.param.hidden);
-}
-
-GemmCase bound_case_of(const BoundConfig& cfg) {
-  MoeProblem p;
-  p.kind = cfg.kind;
-  p.experts = 4;
-  p.tokens = 16;
-  p.topk = 2;
-  p.hidden = cfg.hidden;
-  p.inter = 256;
-  p.scheme = {WeightType::uint4b8, 128, false, true, cfg.act};
-  p.tier = Tier::bounded;
-  p.seed = 5;
-  return build_gemm_case(p);
-}
+GemmCase bound_case_of(const GemmConfig& cfg) { return build_gemm_case(test_support::small_problem(cfg, {4, 16, 2, 5})); }
 
 // y as an fp32 GEMM returns it: products of 16-bit values (exact in fp32) summed in fp32, then the
 // routing weight multiplied in fp32.
@@ -63,7 +43,7 @@ std::vector<float> fp32_sums(const GemmCase& c) {
   return y;
 }
 
-class GpuReferenceBound : public ::testing::TestWithParam<BoundConfig> {};
+class GpuReferenceBound : public ::testing::TestWithParam<GemmConfig> {};
 
 TEST_P(GpuReferenceBound, KeepsCorrectKernelsInAndAWrongScaleOut) {
   const GemmCase c = bound_case_of(GetParam());
@@ -93,9 +73,9 @@ TEST_P(GpuReferenceBound, KeepsCorrectKernelsInAndAWrongScaleOut) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GpuReferenceBound,
-                         ::testing::Values(BoundConfig{ProblemKind::gemm1, DType::bf16, 512}, BoundConfig{ProblemKind::gemm2, DType::bf16, 512},
-                                           BoundConfig{ProblemKind::gemm1, DType::f16, 1024}, BoundConfig{ProblemKind::gemm2, DType::f16, 1024}),
-                         bound_config_name);
+                         ::testing::Values(GemmConfig{ProblemKind::gemm1, DType::bf16, 512}, GemmConfig{ProblemKind::gemm2, DType::bf16, 512},
+                                           GemmConfig{ProblemKind::gemm1, DType::f16, 1024}, GemmConfig{ProblemKind::gemm2, DType::f16, 1024}),
+                         test_support::gemm_config_name);
 
 TEST(GpuReferenceBound, SizesThatDoNotMatchTheCaseAreRefused) {
   const GemmCase c = bound_case_of({ProblemKind::gemm1, DType::bf16, 512});

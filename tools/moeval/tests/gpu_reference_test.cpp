@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "gemm_config.h"
 #include "gpu_reference.h"
 #include "moeval/fixtures/cases.h"
 #include "moeval/reference/gemm_reference.h"
@@ -20,32 +21,11 @@
 namespace moeval::cli {
 namespace {
 
-struct Config {
-  ProblemKind kind;
-  DType act;
-  std::int64_t hidden;
-};
+using test_support::GemmConfig;
 
-std::string config_name(const ::testing::TestParamInfo<Config>& info) {
-  return std::string(to_string(info.param.kind)) + "_" + std::string(to_string(info.param.act)) + "_H" +
-         std::to_string(info.param.hidden);
-}
+MoeProblem problem_of(const GemmConfig& c) { return test_support::small_problem(c, {16, 64, 4, 7}); }
 
-MoeProblem problem_of(const Config& c) {
-  MoeProblem p;
-  p.kind = c.kind;
-  p.experts = 16;
-  p.tokens = 64;
-  p.topk = 4;
-  p.hidden = c.hidden;
-  p.inter = 256;
-  p.scheme = {WeightType::uint4b8, 128, false, true, c.act};
-  p.tier = Tier::bounded;
-  p.seed = 7;
-  return p;
-}
-
-class GpuReference : public ::testing::TestWithParam<Config> {};
+class GpuReference : public ::testing::TestWithParam<GemmConfig> {};
 
 TEST_P(GpuReference, AgreesWithTheCpuReferenceAndKeepsTheBoundSharp) {
   MOEVAL_REQUIRE_GPUS(1);
@@ -84,9 +64,9 @@ TEST_P(GpuReference, AgreesWithTheCpuReferenceAndKeepsTheBoundSharp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GpuReference,
-                         ::testing::Values(Config{ProblemKind::gemm1, DType::bf16, 512}, Config{ProblemKind::gemm2, DType::bf16, 512},
-                                           Config{ProblemKind::gemm1, DType::f16, 2048}, Config{ProblemKind::gemm2, DType::f16, 2048}),
-                         config_name);
+                         ::testing::Values(GemmConfig{ProblemKind::gemm1, DType::bf16, 512}, GemmConfig{ProblemKind::gemm2, DType::bf16, 512},
+                                           GemmConfig{ProblemKind::gemm1, DType::f16, 2048}, GemmConfig{ProblemKind::gemm2, DType::f16, 2048}),
+                         test_support::gemm_config_name);
 
 }  // namespace
 }  // namespace moeval::cli
