@@ -6,7 +6,7 @@
 #   2. the same selection as two shards (--shard 0/2 on GPU 0, 1/2 on GPU 1, at the same time),
 #      merged with `moeval report merge`: the merged summary must equal the two-GPU run's;
 #   3. `moeval sweep` of the quick matrix on both GPUs (every case on both, bitwise equal: exit 0);
-#      the quick matrix under compute-sanitizer memcheck and racecheck (must report 0 errors);
+#      the quick matrix under compute-sanitizer memcheck, racecheck and initcheck (0 errors each);
 #   4. the HTML page of the two-GPU run and a headless-Chromium screenshot of it, when python3 with
 #      the staged wheels (.stage/wheels) and chromium are there; otherwise render it here afterwards:
 #      bash ci/report-html.sh <files_at>/standard-2gpu
@@ -104,7 +104,7 @@ say "sweep (quick, 2 seeds, GPUs 0 and 1): exit $rc in $(( $(date +%s) - start )
 
 # compute-sanitizer over the quick matrix's GPU jobs.
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-tools=(memcheck racecheck)
+tools=(memcheck racecheck initcheck)
 [[ "${MOEVAL_SWEEP_SKIP_SANITIZER:-0}" == 1 ]] && tools=()
 for tool in "${tools[@]}"; do
   start=$(date +%s)
