@@ -146,22 +146,30 @@ std::string message_of(const std::function<void()>& f) {
   return "";
 }
 
-kernels::Wna16MoeArgs valid_wna16_args() {
-  // Host-only argument checks run before any CUDA call: aligned fake addresses are never touched.
+// Host-only argument checks run before any CUDA call: aligned fake addresses are never touched.
+// The fields both kernels' arguments share, at values their checks accept: E = 2, N = K = 64,
+// group 32, 16-row blocks, 4 slots of top-2 routing.
+template <typename Args>
+Args valid_common_args() {
   alignas(16) static std::uint8_t storage[64];
-  kernels::Wna16MoeArgs a;
+  Args a;
   a.a = storage;
   a.c = storage;
-  a.weights.qweight = storage;
   a.weights.scales = storage;
   a.weights.num_experts = 2;
-  a.weights.bits = 4;
   a.weights.group_size = 32;
   a.shape = {64, 64};
   a.blocks.block_size = 16;
   a.blocks.num_slots = 4;
   a.blocks.sorted_capacity = 64;
   a.top_k = 2;
+  return a;
+}
+
+kernels::Wna16MoeArgs valid_wna16_args() {
+  auto a = valid_common_args<kernels::Wna16MoeArgs>();
+  a.weights.qweight = static_cast<const std::uint8_t*>(a.a);
+  a.weights.bits = 4;
   return a;
 }
 
@@ -172,22 +180,10 @@ std::string wna16_message(const std::function<void(kernels::Wna16MoeArgs&)>& cha
 }
 
 kernels::MarlinMoeArgs valid_marlin_args() {
-  // As for wna16: the argument checks come before any CUDA call, the addresses are never touched.
-  alignas(16) static std::uint8_t storage[64];
-  kernels::MarlinMoeArgs a;
-  a.a = storage;
-  a.c = storage;
-  a.weights.qweight = reinterpret_cast<const std::uint32_t*>(storage);
-  a.weights.scales = storage;
-  a.weights.num_experts = 2;
+  auto a = valid_common_args<kernels::MarlinMoeArgs>();
+  a.weights.qweight = static_cast<const std::uint32_t*>(a.a);
   a.weights.type = kernels::MarlinWeightType::uint4b8;
-  a.weights.group_size = 32;
   a.weights.num_groups = 2;
-  a.shape = {64, 64};
-  a.blocks.block_size = 16;
-  a.blocks.num_slots = 4;
-  a.blocks.sorted_capacity = 64;
-  a.top_k = 2;
   return a;
 }
 
