@@ -18,21 +18,12 @@
 #include "moeval/kernels/moe_forward.h"
 #include "moeval/reference/gemm_reference.h"
 #include "moeval/testbed/devices.h"
+#include "moeval/testbed/dtype.h"
 #include "moeval/tolerance/compare.h"
 
 namespace moeval::kernels::test {
 namespace {
 
-
-MarlinWeightType kernel_type(WeightType t) {
-  switch (t) {
-    case WeightType::uint4b8: return MarlinWeightType::uint4b8;
-    case WeightType::uint4: return MarlinWeightType::uint4;
-    case WeightType::uint8b128: return MarlinWeightType::uint8b128;
-    case WeightType::uint8: return MarlinWeightType::uint8;
-  }
-  return MarlinWeightType::uint4b8;
-}
 
 struct Config {
   WeightType type = WeightType::uint4b8;
@@ -126,7 +117,7 @@ struct DeviceCase {
     w.g_idx = packed.g_idx.empty() ? nullptr : g_idx.get();
     w.perm = packed.perm.empty() ? nullptr : perm.get();
     w.num_experts = int(c.w.experts);
-    w.type = kernel_type(c.w.scheme.type);
+    w.type = testbed::to_marlin_weight_type(c.w.scheme.type);
     w.group_size = c.w.scheme.group_size;
     w.num_groups = int(c.w.groups());
     w.act_order = c.w.scheme.act_order;

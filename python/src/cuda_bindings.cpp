@@ -172,11 +172,7 @@ void bind_cuda(nb::module_& m) {
     args.weights.g_idx = ptr<std::int32_t>(g_idx);
     args.weights.perm = ptr<std::int32_t>(perm);
     args.weights.num_experts = num_experts;
-    const WeightType type = parse_weight_type(weight_type);
-    args.weights.type = type == WeightType::uint4b8 ? kernels::MarlinWeightType::uint4b8
-                        : type == WeightType::uint4 ? kernels::MarlinWeightType::uint4
-                        : type == WeightType::uint8b128 ? kernels::MarlinWeightType::uint8b128
-                                                        : kernels::MarlinWeightType::uint8;
+    args.weights.type = testbed::to_marlin_weight_type(parse_weight_type(weight_type));
     args.weights.group_size = group_size;
     args.weights.num_groups = num_groups;
     args.weights.act_order = act_order;

@@ -7,16 +7,6 @@
 namespace moeval::testbed {
 namespace {
 
-constexpr kernels::MarlinWeightType to_marlin_type(WeightType t) {
-  switch (t) {
-    case WeightType::uint4b8: return kernels::MarlinWeightType::uint4b8;
-    case WeightType::uint4: return kernels::MarlinWeightType::uint4;
-    case WeightType::uint8b128: return kernels::MarlinWeightType::uint8b128;
-    case WeightType::uint8: return kernels::MarlinWeightType::uint8;
-  }
-  return kernels::MarlinWeightType::uint4b8;
-}
-
 class MarlinKernel final : public GemmKernelUnderTest {
  public:
   explicit MarlinKernel(MarlinKernelOptions options) : options_(options) {}
@@ -63,7 +53,7 @@ MarlinDeviceWeights::MarlinDeviceWeights(const std::string& name, const Quantize
   if (!packed.g_idx.empty()) view_.g_idx = buffers_.emplace_back(GuardedBuffer::upload(name + ".g_idx", device, packed.g_idx)).as<std::int32_t>();
   if (!packed.perm.empty()) view_.perm = buffers_.emplace_back(GuardedBuffer::upload(name + ".perm", device, packed.perm)).as<std::int32_t>();
   view_.num_experts = int(w.experts);
-  view_.type = to_marlin_type(w.scheme.type);
+  view_.type = to_marlin_weight_type(w.scheme.type);
   view_.group_size = w.scheme.group_size;
   // The weights' group count: with a K shard, the layer's global count (every group's scales stay
   // on the rank; its rows find theirs through g_idx).
