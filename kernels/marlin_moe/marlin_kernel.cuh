@@ -231,8 +231,6 @@ __device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], unsigned a) {
 __device__ inline void ldmatrix_x2(std::uint32_t& r0, std::uint32_t& r1, unsigned a) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(a));
 }
-__device__ inline unsigned shared_address(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-
 // The lane's ldmatrix row in a chunk buffer for K tile 0, in bytes: row 8·(lane / 16) + lane % 8,
 // piece (lane / 8) % 2. Piece 2j + h of row r sits at unit 8r + ((2j + h) ^ (r % 8)), which is
 // (8r + (h ^ (r % 8))) ^ 2j: tile j's address is tile 0's with bits 5–6 flipped, one LOP3 a tile.
