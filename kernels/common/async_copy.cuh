@@ -20,6 +20,11 @@ __device__ inline void copy_async_16_cached(void* slot, const void* src) {
   const unsigned dst = shared_address(slot);
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" : : "r"(dst), "l"(src) : "memory");
 }
+// 8 bytes through L1 (cp.async's L2-only form takes 16-byte copies only).
+__device__ inline void copy_async_8(void* slot, const void* src) {
+  const unsigned dst = shared_address(slot);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" : : "r"(dst), "l"(src) : "memory");
+}
 // 4 bytes through L1 (activation pairs: a moe block's rows are read by every N item of the block).
 __device__ inline void copy_async_4(void* slot, const void* src) {
   const unsigned dst = shared_address(slot);

@@ -68,6 +68,15 @@ void check_arguments(const MarlinMoeArgs& args) {
     reject("blocks.num_slots = " + str(args.blocks.num_slots) + " is not a multiple of top_k = " + str(args.top_k));
   }
   if (args.blocks.sorted_capacity < 0) reject("blocks.sorted_capacity = " + str(args.blocks.sorted_capacity) + " is negative");
+  if (args.mma_path != MarlinMmaPath::automatic && args.mma_path != MarlinMmaPath::mma_sync &&
+      args.mma_path != MarlinMmaPath::wgmma) {
+    reject("mma_path = " + str(static_cast<int>(args.mma_path)) + "; allowed automatic, mma_sync or wgmma");
+  }
+  if (args.mma_path == MarlinMmaPath::wgmma && is_supported_block_size(args.blocks.block_size) &&
+      detail::marlin_token_tiles(args.blocks.block_size, k_shard(w)) != 8) {
+    reject("mma_path = wgmma runs 64-row work items only: block_size 64 or 128 without a K shard (act-order with "
+           "is_k_full = false); here block_size = " + str(args.blocks.block_size) + (k_shard(w) ? " with a K shard" : ""));
+  }
   if (args.mul_topk_weights && args.topk_weights == nullptr) reject("mul_topk_weights is set but topk_weights is null");
   if (!aligned(w.qweight, 16)) reject("qweight must be 16-byte aligned");
   if (!aligned(w.scales, 16)) reject("scales must be 16-byte aligned");
@@ -83,7 +92,38 @@ void check_arguments(const MarlinMoeArgs& args) {
   }
 }
 
+// The wgmma path runs 64-row work items: block_size 64 or 128 without a K shard.
+bool wgmma_item_shape(const MarlinMoeArgs& args) {
+  return detail::marlin_token_tiles(args.blocks.block_size, k_shard(args.weights)) == 8;
+}
+
+bool wgmma_built() {
+#if defined(MOEVAL_HAVE_WGMMA)
+  return true;
+#else
+  return false;
+#endif
+}
+
+// Why the wgmma path cannot take this call on `device`, or empty when it can.
+std::string wgmma_unavailable(const MarlinMoeArgs& args, int device) {
+  if (!wgmma_item_shape(args)) return "it runs 64-row work items only";
+  if (!wgmma_built()) return "this build has no sm_90a code (sm_90 was not among CMAKE_CUDA_ARCHITECTURES)";
+  int major = 0, minor = 0;
+  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "marlin_moe: compute capability");
+  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "marlin_moe: compute capability");
+  if (major != 9 || minor != 0) {
+    return "it needs a compute capability 9.0 device (sm_90a code); device " + std::to_string(device) + " is " +
+           std::to_string(major) + "." + std::to_string(minor);
+  }
+  return {};
+}
+
 }  // namespace
+
+bool marlin_moe_uses_wgmma(const MarlinMoeArgs& args, int device) {
+  return args.mma_path != MarlinMmaPath::mma_sync && wgmma_unavailable(args, device).empty();
+}
 
 namespace detail {
 
@@ -181,6 +221,11 @@ void marlin_moe(const MarlinMoeArgs& args) {
                                                 {args.blocks.expert_ids, "expert_ids"},
                                                 {args.blocks.num_tokens_post_padded, "num_tokens_post_padded"}});
   DeviceGuard guard(device);
+  if (args.mma_path == MarlinMmaPath::wgmma) {
+    const std::string why = wgmma_unavailable(args, device);
+    if (!why.empty()) reject("mma_path = wgmma cannot run here: " + why);
+  }
+  const bool wgmma = marlin_moe_uses_wgmma(args, device);
   if (args.blocks.num_slots == 0 || args.blocks.sorted_capacity == 0) return;
 
   const int block_size = args.blocks.block_size;
@@ -231,16 +276,35 @@ void marlin_moe(const MarlinMoeArgs& args) {
   p.num_experts = w.num_experts;
   p.block_size = block_size;
   p.row_groups = (block_size + 8 * token_tiles - 1) / (8 * token_tiles);
-  p.warps_k = detail::choose_warps_k(args, p.block_capacity, p.row_groups,
-                             static_cast<std::int64_t>(sms) *
-                                 detail::marlin_resident_blocks(token_tiles));
+  // The wgmma path moves the four warps through K together (no K split inside a thread block).
+  p.warps_k = wgmma ? 1
+                    : detail::choose_warps_k(args, p.block_capacity, p.row_groups,
+                                             static_cast<std::int64_t>(sms) * detail::marlin_resident_blocks(token_tiles));
   const int warps_n = 4 / p.warps_k;
   p.n_items = (p.n_tiles + warps_n - 1) / warps_n;
+  // wgmma items are whole blocks of 64 or 128 rows across 4 or 2 Marlin tile columns.
+  const int wgmma_rows = block_size == 128 ? 128 : 64;
+  if (wgmma) {
+    p.row_groups = 1;
+    p.n_items = (p.n_tiles + detail::wgmma_tile_columns(wgmma_rows) - 1) / detail::wgmma_tile_columns(wgmma_rows);
+  }
   p.likely_items = std::min(p.block_capacity, static_cast<std::int64_t>(std::ceil(detail::expected_blocks(args) - 1e-9))) *
                    p.row_groups * p.n_items;
   p.implicit_zero = marlin_bits(w.type) == 4 ? 8u : 128u;
 
   const bool shard = k_shard(w);
+#if defined(MOEVAL_HAVE_WGMMA)
+  if (wgmma) {
+    if (args.dtype == ActDType::f16) {
+      if (marlin_bits(w.type) == 4) detail::launch_marlin_wgmma<__half, 4>(p, wgmma_rows, args.stream);
+      else detail::launch_marlin_wgmma<__half, 8>(p, wgmma_rows, args.stream);
+    } else {
+      if (marlin_bits(w.type) == 4) detail::launch_marlin_wgmma<__nv_bfloat16, 4>(p, wgmma_rows, args.stream);
+      else detail::launch_marlin_wgmma<__nv_bfloat16, 8>(p, wgmma_rows, args.stream);
+    }
+    return;
+  }
+#endif
   if (args.dtype == ActDType::f16) {
     if (marlin_bits(w.type) == 4) detail::launch_marlin<__half, 4>(p, token_tiles, shard, args.stream);
     else detail::launch_marlin<__half, 8>(p, token_tiles, shard, args.stream);

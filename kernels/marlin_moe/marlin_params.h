@@ -66,4 +66,13 @@ int choose_warps_k(const MarlinMoeArgs& args, std::int64_t block_capacity, int r
 template <typename T, int BITS>
 void launch_marlin(const MarlinParams& params, int token_tiles, bool k_shard, cudaStream_t stream);
 
+// The wgmma path (sm_90a) for items of `rows` = 64 or 128 tokens (the block size): warps_k = 1,
+// row_groups = 1, n_items = ⌈n_tiles / wgmma_tile_columns(rows)⌉; symmetric or zero-point mode from
+// params.zeros. Defined only in builds with MOEVAL_HAVE_WGMMA (kernels/CMakeLists.txt).
+template <typename T, int BITS>
+void launch_marlin_wgmma(const MarlinParams& params, int rows, cudaStream_t stream);
+// Marlin tile columns of one wgmma item: 4 for 64 rows (a warp per column, all 4 groups), 2 for
+// 128 rows (two warps per column, 2 groups each: the same 128 accumulators per thread).
+constexpr int wgmma_tile_columns(int rows) { return rows == 128 ? 2 : 4; }
+
 }  // namespace moeval::kernels::detail

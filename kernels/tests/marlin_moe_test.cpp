@@ -38,6 +38,7 @@ struct Config {
   bool expert_map = false;
   std::int64_t k_shards = 1;  // > 1: a real K shard (act-order, is_k_full = false), rank k_shard_rank
   std::int64_t k_shard_rank = 0;
+  MarlinMmaPath path = MarlinMmaPath::automatic;
 
   std::string name() const {
     std::string s = std::string(to_string(type)) + "_g" + (group < 0 ? std::string("ch") : std::to_string(group));
@@ -49,6 +50,8 @@ struct Config {
     if (block != 0) s += "_B" + std::to_string(block);
     if (expert_map) s += "_ep";
     if (k_shards > 1) s += "_kshard" + std::to_string(k_shard_rank) + "of" + std::to_string(k_shards);
+    if (path == MarlinMmaPath::wgmma) s += "_wgmma";
+    if (path == MarlinMmaPath::mma_sync) s += "_mmasync";
     return s;
   }
   MoeProblem problem(std::uint64_t seed) const {
@@ -159,6 +162,10 @@ struct DeviceCase {
 void check_case(const Config& config, std::uint64_t seed) {
   const GemmCase c = build_gemm_case(config.problem(seed));
   DeviceCase d(c, config.block);
+  d.args.mma_path = config.path;
+  if (config.path == MarlinMmaPath::wgmma && !marlin_moe_uses_wgmma(d.args, 0)) {
+    GTEST_SKIP() << "the wgmma path needs a compute capability 9.0 device and a build with sm_90a code";
+  }
   const std::vector<std::uint16_t> first = d.run();
   const std::vector<std::uint16_t> second = d.run();
   EXPECT_EQ(first, second) << "not bitwise deterministic on repeat";
@@ -282,6 +289,50 @@ std::vector<Config> shapes() {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MarlinMoe, ::testing::ValuesIn(shapes()),
                          config_name);
+
+// Both tensor-core paths of blocks of 64 and 128 rows (wgmma on sm_90a, mma.sync elsewhere), each
+// forced, bitwise against the fp64 reference: every weight type and group, act-order over the full
+// K, both dtypes and GEMMs. H = I = 320: K = 320 is 20 K tiles (a partial round and chunk); w2's
+// N = 320 is five Marlin tile columns, so its last item has warps past N on both wgmma item shapes
+// (64 rows: 4 columns per item, 128 rows: 2), and so has w13's N = 640 with 64-row items; ~75 rows
+// per expert (partial 64- and 128-row items, a second 64-row group).
+std::vector<Config> paths() {
+  std::vector<Config> out;
+  for (MarlinMmaPath path : {MarlinMmaPath::wgmma, MarlinMmaPath::mma_sync}) {
+    for (int block : {64, 128}) {
+      for (WeightType type : {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128, WeightType::uint8}) {
+        for (int group : {-1, 32, 64}) {
+          for (DType act : {DType::bf16, DType::f16}) {
+            for (ProblemKind gemm : {ProblemKind::gemm1, ProblemKind::gemm2}) {
+              // The mma.sync path of these items: one dtype and block size here (Shapes has more).
+              if (path == MarlinMmaPath::mma_sync && (act == DType::f16 || block == 128)) continue;
+              Config c;
+              c.path = path;
+              c.type = type;
+              c.group = group;
+              c.act = act;
+              c.gemm = gemm;
+              c.block = block;
+              c.experts = 4;
+              c.tokens = 150;
+              c.topk = 2;
+              c.hidden = 320;
+              c.inter = 320;
+              out.push_back(c);
+              if (path == MarlinMmaPath::wgmma && !has_zero_point(type) && group > 0) {
+                c.act_order = true;
+                out.push_back(c);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, MarlinMoe, ::testing::ValuesIn(paths()), config_name);
 
 }  // namespace
 }  // namespace moeval::kernels::test

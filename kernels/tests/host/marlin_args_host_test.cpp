@@ -82,5 +82,17 @@ TEST_F(MarlinMoeErrors, ZeroPointsMustMatchTheType) {
   EXPECT_NE(error_of(args).find("a zero-point type needs zeros"), std::string::npos) << error_of(args);
 }
 
+TEST_F(MarlinMoeErrors, WgmmaPathNeedsSixtyFourRowItems) {
+  MarlinMoeArgs args = valid();  // block_size 16
+  args.mma_path = MarlinMmaPath::wgmma;
+  EXPECT_NE(error_of(args).find("mma_path = wgmma runs 64-row work items only: block_size 64 or 128 without a K shard"),
+            std::string::npos)
+      << error_of(args);
+  EXPECT_NE(error_of(args).find("here block_size = 16"), std::string::npos) << error_of(args);
+  args.mma_path = static_cast<MarlinMmaPath>(7);
+  EXPECT_NE(error_of(args).find("mma_path = 7; allowed automatic, mma_sync or wgmma"), std::string::npos)
+      << error_of(args);
+}
+
 }  // namespace
 }  // namespace moeval::kernels

@@ -63,6 +63,13 @@ constexpr bool marlin_has_zero_points(MarlinWeightType t) {
   return t == MarlinWeightType::uint4 || t == MarlinWeightType::uint8;
 }
 
+// Which tensor-core instructions run the GEMM. automatic: wgmma (Hopper's asynchronous warpgroup
+// MMA) for 64-row work items (block_size 64 or 128, no K shard) on a compute capability 9.0 device
+// when the library was built with sm_90 among its architectures, mma.sync otherwise. mma_sync
+// forces the portable path everywhere; wgmma requires it (std::invalid_argument where it cannot
+// run). Both paths compute the same recipe and are tested against the same references.
+enum class MarlinMmaPath : std::uint8_t { automatic, mma_sync, wgmma };
+
 // The quantized expert weights of one GEMM (w13 or w2) in Marlin layout.
 struct MarlinMoeWeights {
   const std::uint32_t* qweight = nullptr;  // [E, K/16, N·16/pf]
@@ -91,6 +98,7 @@ struct MarlinMoeArgs {
   void* workspace = nullptr;  // marlin_moe_workspace_bytes(args) bytes, 16-byte aligned, on the device
   std::size_t workspace_bytes = 0;
   cudaStream_t stream = nullptr;
+  MarlinMmaPath mma_path = MarlinMmaPath::automatic;
 };
 
 // Workspace bytes: act-order needs the gathered activations, num_slots · K · 2 bytes rounded up to
@@ -99,5 +107,8 @@ std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args);
 
 // Throws std::invalid_argument for unsupported input, std::runtime_error for CUDA failures.
 void marlin_moe(const MarlinMoeArgs& args);
+
+// Whether marlin_moe(args) runs on the wgmma path on `device` (after the arguments were checked).
+bool marlin_moe_uses_wgmma(const MarlinMoeArgs& args, int device);
 
 }  // namespace moeval::kernels

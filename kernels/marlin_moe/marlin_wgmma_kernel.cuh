@@ -1,0 +1,385 @@
+// Internal: the Marlin MoE GEMM's Hopper path for moe blocks of 64 and 128 rows: asynchronous
+// warpgroup MMAs (wgmma, sm_90a) with the dequantized weights as the register operand.
+//
+// Why Marlin tiles feed wgmma unchanged: wgmma.m64nNk16 with A in registers takes, in each warp of
+// the warpgroup, 16 rows of A in exactly the fragment layout of mma.m16n8k16 — the layout a lane of
+// a Marlin tile dequantizes its words into (marlin_kernel.cuh). A's 64 rows are output columns n
+// (16 per warp: one 16-column group of a Marlin tile), B is the item's ROWS token rows × 16 k, read
+// by the tensor cores straight from shared memory, and the accumulators come back in the mma.sync
+// C layout, so the epilogue is the mma.sync path's.
+//
+// Work item = (moe block, N item); the thread block is one warpgroup, and each of its warps owns
+// kGroups 16-column groups of one Marlin tile column per K tile and issues one m64nROWSk16 per group:
+//   ROWS = 64  (block_size 64):  warp w: tile column 4·n_item + w, all 4 groups; 4 MMAs per K tile.
+//   ROWS = 128 (block_size 128): warp w: tile column 2·n_item + w / 2, groups 2·(w % 2) + {0, 1};
+//                                2 MMAs of twice the N per K tile: each dequantized weight feeds 128
+//                                tokens instead of 64, which halves the dequantization per MMA.
+// Both keep 128 fp32 accumulators per thread (kGroups × ROWS / 2).
+//
+// Why it beats the mma.sync path on these items: the MMAs run asynchronously, so a warp
+// dequantizes the next group while the tensor cores work on the previous ones (one A fragment per
+// group, overwritten only after that group's MMA of the previous K tile completed), and the
+// activations are copied once per thread block instead of once per warp. On the mma.sync path the
+// 64-row items kept the tensor pipe 42–44 % busy with `wait` (dequantize → mma) as the largest stall;
+// on the H200 this path runs the bench's M = 4096 cells 1.46–1.59× and Mixtral M = 256 1.55× faster
+// (docs/bench.md). Tried and dropped (same-run A/B): two A register sets per group (8 MMAs in flight,
+// 1.2× slower), 64-row items over 2 tile columns at 3 blocks per SM (1.2–1.3× slower), reading the
+// next K tile's words one tile early (no gain).
+//
+// Synchronisation: the four warps move through K together (wgmma is warpgroup-wide). Each thread
+// copies its own weights into its own ring slots (as on the mma.sync path) and 1/128 of each
+// activation chunk (ROWS rows × 64 k, 128-byte rows XOR-swizzled — exactly wgmma's 128-byte swizzle,
+// so the B descriptor reads the buffer as it is). A chunk is published with cp.async.wait, a proxy
+// fence (cp.async writes are generic-proxy, wgmma reads async-proxy) and one barrier per 4 K tiles.
+#pragma once
+
+#include "../common/wgmma.cuh"
+#include "marlin_kernel.cuh"
+
+namespace moeval::kernels::detail {
+
+template <int BITS, int ROWS>
+struct WgmmaTile {
+  static_assert(ROWS == 64 || ROWS == 128);
+  static constexpr int kRows = ROWS;                     // tokens per item: the N of m64nNk16
+  static constexpr int kGroups = ROWS == 64 ? 4 : 2;     // 16-column groups per warp and K tile
+  static constexpr int kTileColumns = kGroups;           // Marlin tile columns per item (4 warps)
+  static constexpr int kStages = 8;                      // K tiles in flight (only 8 warps per SM here)
+  static constexpr int kChunkTiles = 4;                  // one 128-byte line of k per row
+  static constexpr int kWordsPerGroup = BITS / 4;        // int32 words of one group per lane and K tile
+  static constexpr int kLaneBytes = 4 * kGroups * kWordsPerGroup;  // 8, 16 or 32
+  static constexpr int kUnit = kLaneBytes < 16 ? kLaneBytes : 16;  // bytes per cp.async
+  static constexpr int kUnits = kLaneBytes / kUnit;
+  static constexpr int kScaleSlots = kStages / 2;        // a group starts only on even tiles of a round
+  static constexpr int kChunkBytes = kRows * 128;
+  static constexpr int kPiecesPerThread = kRows * 8 / 128;  // 16-byte pieces of a chunk per thread
+  // Chunk buffer b is refilled when tile kt + kStages is loaded (kt ≡ 0 mod 4), right after tile
+  // kt's MMAs were issued; every warp has by then waited for the MMAs of tiles ≤ kt − 2 (the
+  // barrier of chunk kt / 4 follows each warp's wait that leaves only tile kt − 1's MMAs running),
+  // so the chunk it held, whose last tile is kt + kStages − 4·B + 3, must be ≤ kt − 2:
+  // 4·B ≥ kStages + 5.
+  static constexpr int kActBuffers = (kStages + 5 + 3) / 4;
+  static constexpr int kRingBytes = kStages * 32 * kLaneBytes + kScaleSlots * 32 * 16;  // per warp
+  static_assert(kStages % kChunkTiles == 0 && kStages % 2 == 0);
+};
+
+// Chunk buffers first (1024-byte aligned, as the 128-byte swizzle needs), then one ring per warp.
+template <int BITS, int ROWS>
+constexpr std::size_t marlin_wgmma_smem_bytes() {
+  using Tile = WgmmaTile<BITS, ROWS>;
+  return std::size_t{Tile::kActBuffers} * Tile::kChunkBytes + std::size_t{4} * Tile::kRingBytes;
+}
+
+// The lane's 4 scales of groups 2h, 2h + 1 (ROWS = 128) or its 8 of all groups, from the 16 bytes of
+// a group's grouped-order scales (uint4_at(s, wg) = columns c, c + 8 of group wg).
+template <typename T, int KGROUPS>
+__device__ inline void set_warp_scales(GroupParams& gp, const uint4& s, int group_first) {
+  if constexpr (KGROUPS == 4) {
+    set_scales<T>(gp, s);
+  } else {
+    set_scales<T>(gp, group_first == 0 ? s : make_uint4(s.z, s.w, s.x, s.y));  // groups 2, 3 first
+  }
+}
+
+// Zero points of the warp's groups (group_first = 0 or 2) in the order the dequantization uses them.
+template <typename T, int BITS, int KGROUPS>
+__device__ inline void set_warp_zeros(GroupParams& gp, const std::uint32_t (&zw)[BITS / 4], int group_first) {
+#pragma unroll
+  for (int gg = 0; gg < KGROUPS; ++gg) {
+    const int wg = group_first + gg;
+    std::uint32_t z_lo, z_hi;
+    if constexpr (BITS == 4) {
+      z_lo = (zw[0] >> (4 * wg)) & 0xFu;
+      z_hi = (zw[0] >> (4 * wg + 16)) & 0xFu;
+    } else {
+      const std::uint32_t word = (wg >> 1) == 0 ? zw[0] : zw[1];
+      z_lo = (word >> (8 * (wg & 1))) & 0xFFu;
+      z_hi = (word >> (8 * (wg & 1) + 16)) & 0xFFu;
+    }
+    gp.zero2[2 * gg] = (Half16<T>::kBase | z_lo) * 0x00010001u;
+    gp.zero2[2 * gg + 1] = (Half16<T>::kBase | z_hi) * 0x00010001u;
+  }
+}
+
+// The A fragment of the warp's group gg of a K tile (as marlin_compute_stage: a[0] column c / k 2t,
+// a[1] column c + 8 / k 2t, a[2] column c / k 2t + 8, a[3] column c + 8 / k 2t + 8), one rounding each.
+template <typename T, int BITS>
+__device__ inline void marlin_dequant_group(std::uint32_t (&a)[4], const std::uint32_t* w, const GroupParams& gp, int gg) {
+  const std::uint32_t scale_lo = gp.scale2[2 * gg], scale_hi = gp.scale2[2 * gg + 1];
+  const std::uint32_t zero_lo = gp.zero2[2 * gg], zero_hi = gp.zero2[2 * gg + 1];
+  if constexpr (BITS == 4) {
+    a[0] = marlin_dequant<T, 4>(w[gg], 0, zero_lo, scale_lo);
+    a[2] = marlin_dequant<T, 4>(w[gg], 1, zero_lo, scale_lo);
+    a[1] = marlin_dequant<T, 4>(w[gg], 2, zero_hi, scale_hi);
+    a[3] = marlin_dequant<T, 4>(w[gg], 3, zero_hi, scale_hi);
+  } else {
+    a[0] = marlin_dequant<T, 8>(w[2 * gg], 0, zero_lo, scale_lo);
+    a[2] = marlin_dequant<T, 8>(w[2 * gg], 1, zero_lo, scale_lo);
+    a[1] = marlin_dequant<T, 8>(w[2 * gg + 1], 0, zero_hi, scale_hi);
+    a[3] = marlin_dequant<T, 8>(w[2 * gg + 1], 1, zero_hi, scale_hi);
+  }
+}
+
+// The lane's words of one K tile from its ring slot (unit i of stage s at 32·kUnit·(s·kUnits + i)).
+template <typename Tile>
+__device__ inline void load_lane_words(std::uint32_t (&w)[Tile::kLaneBytes / 4], const char* slot) {
+#pragma unroll
+  for (int i = 0; i < Tile::kUnits; ++i) {
+    if constexpr (Tile::kUnit == 16) {
+      const uint4 v = *reinterpret_cast<const uint4*>(slot + 32 * 16 * i);
+      w[4 * i] = v.x;
+      w[4 * i + 1] = v.y;
+      w[4 * i + 2] = v.z;
+      w[4 * i + 3] = v.w;
+    } else {
+      const uint2 v = *reinterpret_cast<const uint2*>(slot + 32 * 8 * i);
+      w[2 * i] = v.x;
+      w[2 * i + 1] = v.y;
+    }
+  }
+}
+
+// Two thread blocks per SM: 128 accumulators per thread leave room for no third (measured: 64-row
+// items over 2 tile columns, 64 accumulators and 3 blocks per SM, ran 1.2–1.3× slower on the H200).
+template <typename T, int BITS, int ROWS, QuantMode MODE>
+__global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const MarlinParams p) {
+  static_assert(MODE != QuantMode::k_shard, "the K-shard path runs 32-row items on mma.sync");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Tile = WgmmaTile<BITS, ROWS>;
+  constexpr int kStages = Tile::kStages;
+  constexpr int kRows = Tile::kRows;
+  constexpr int kGroups = Tile::kGroups;
+  extern __shared__ __align__(1024) uint4 smem[];  // marlin_wgmma_smem_bytes
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  const int warp_column = kGroups == 4 ? warp : warp >> 1;         // tile column of the item
+  const int group_first = kGroups == 4 ? 0 : 2 * (warp & 1);      // first of the warp's groups
+  char* const act_buffers = reinterpret_cast<char*>(smem);
+  const unsigned act_shared = shared_address(act_buffers);
+  char* const ring = act_buffers + Tile::kActBuffers * Tile::kChunkBytes + warp * Tile::kRingBytes;
+  char* const slots = ring + lane * Tile::kUnit;                          // stage s: + 32·kLaneBytes·s
+  uint4* const scale_slots = reinterpret_cast<uint4*>(ring + kStages * 32 * Tile::kLaneBytes) + lane;  // pair s / 2
+  if ((act_shared & 1023u) != 0) __trap();  // the swizzled B descriptors need 1024-byte aligned chunks
+
+  const std::int64_t blocks = min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
+  const std::int64_t items = blocks * p.row_groups * p.n_items;
+  const int k_tiles = p.k_tiles;
+
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int n_item = static_cast<int>(item % p.n_items);
+    const std::int64_t rest = item / p.n_items;
+    const int row_group = static_cast<int>(rest % p.row_groups);
+    const std::int64_t block = rest / p.row_groups;
+    const int expert = p.expert_ids[block];
+    const bool computes = expert >= 0 && expert < p.num_experts;  // the same in every warp of the block
+    const std::int64_t row0 = block * p.block_size + static_cast<std::int64_t>(row_group) * kRows;
+    const int rows = min(kRows, p.block_size - row_group * kRows);
+    const int nt = n_item * Tile::kTileColumns + warp_column;
+    const bool warp_in_n = nt < p.n_tiles;  // a warp past N still joins every wgmma, with zero A
+
+    float acc[kGroups][kRows / 2];
+#pragma unroll
+    for (int gg = 0; gg < kGroups; ++gg) {
+#pragma unroll
+      for (int i = 0; i < kRows / 2; ++i) acc[gg][i] = 0.0f;
+    }
+
+    __syncthreads();  // the previous item's MMAs (waited for by every warp) no longer read the chunks
+    if (computes) {
+      // This thread's pieces of each chunk: rows tid / 8 + 16·i, piece q = tid % 8 (k 8q .. 8q + 7
+      // of the chunk); pointers at that piece, null for padding rows (zero-filled, never read).
+      const int q = tid & 7;
+      const std::uint16_t* a_src[Tile::kPiecesPerThread];
+#pragma unroll
+      for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
+        const int r = (tid >> 3) + 16 * i;
+        const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
+        a_src[i] = sid >= 0 && sid < p.num_slots ? p.a + (sid / p.top_k) * p.k + 8 * q : nullptr;
+      }
+      const std::int64_t weight_kt_stride = static_cast<std::int64_t>(p.n_tiles) * MarlinTile<BITS, 1>::kWords;
+      const std::uint32_t* weight = p.qweight + static_cast<std::int64_t>(expert) * p.k_tiles * weight_kt_stride +
+                                    static_cast<std::int64_t>(nt) * MarlinTile<BITS, 1>::kWords +
+                                    lane * MarlinTile<BITS, 1>::kWordsPerLane + group_first * Tile::kWordsPerGroup;
+      const std::uint16_t* scales = p.scales + static_cast<std::int64_t>(expert) * p.groups * p.n + 64 * nt + 8 * g;
+      const std::uint32_t* zeros = p.zeros == nullptr ? nullptr
+                                                      : p.zeros + static_cast<std::int64_t>(expert) * p.groups * (p.n * BITS / 32) +
+                                                            (64 * nt + 8 * g) * BITS / 32;
+      GroupParams gp;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) gp.zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) gp.scale2[i] = 0u;  // warps past N: zero A fragments
+      if (p.channelwise && warp_in_n) {
+        const std::uint16_t* row = p.scales + static_cast<std::int64_t>(expert) * p.n;
+        std::uint32_t sc[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const std::int64_t col = 64 * nt + g + 16 * i;
+          sc[i] = static_cast<std::uint32_t>(__ldg(row + channelwise_position(col))) |
+                  (static_cast<std::uint32_t>(__ldg(row + channelwise_position(col + 8))) << 16);
+        }
+        set_warp_scales<T, kGroups>(gp, make_uint4(sc[0], sc[1], sc[2], sc[3]), group_first);
+      }
+      std::uint32_t zw[Tile::kScaleSlots][BITS / 4];
+#pragma unroll
+      for (int i = 0; i < Tile::kScaleSlots; ++i) {
+#pragma unroll
+        for (int h = 0; h < BITS / 4; ++h) zw[i][h] = 0u;
+      }
+      int load_buf = 0, compute_buf = 0;
+      auto next_buf = [](int b) { return b + 1 == Tile::kActBuffers ? 0 : b + 1; };
+
+      // Loads tile round + s into stage s: the lane's weights (and, where a group starts, its
+      // scales and zero words), and with every fourth tile this thread's pieces of the chunk.
+      auto load = [&](int s, int round) {
+        const int kt = round + s;
+        if (warp_in_n) {
+#pragma unroll
+          for (int i = 0; i < Tile::kUnits; ++i) {
+            char* dst = slots + 32 * Tile::kLaneBytes * s + 32 * Tile::kUnit * i;
+            if constexpr (Tile::kUnit == 16) {
+              copy_async_16(dst, weight + 4 * i);
+            } else {
+              copy_async_8(dst, weight + 2 * i);
+            }
+          }
+          weight += weight_kt_stride;
+          if (starts_group(p, round, s, 0)) {
+            if (!p.channelwise) copy_async_16_cached(scale_slots + 32 * (s / 2), scales);
+            scales += p.n;
+            if constexpr (MODE == QuantMode::zero_point) {
+              if constexpr (BITS == 4) {
+                zw[s / 2][0] = __ldg(zeros);
+              } else {
+                const uint2 v = __ldg(reinterpret_cast<const uint2*>(zeros));
+                zw[s / 2][0] = v.x;
+                zw[s / 2][1] = v.y;
+              }
+              zeros += p.n * BITS / 32;
+            }
+          }
+        }
+        if (s % Tile::kChunkTiles == 0) {
+          char* buf = act_buffers + Tile::kChunkBytes * load_buf;
+          const bool in_k = kt + (q >> 1) < k_tiles;
+#pragma unroll
+          for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
+            const bool fill = in_k && a_src[i] != nullptr;
+            copy_async_16_or_zero(buf + 16 * chunk_unit((tid >> 3) + 16 * i, q), fill ? a_src[i] + 16 * kt : p.a, fill);
+          }
+          load_buf = next_buf(load_buf);
+        }
+      };
+
+      // Per group gg: wait until the MMA that last read frag[gg] (issued kGroups MMAs ago) is done,
+      // dequantize the group into it, issue its MMA. So a group's dequantization overlaps the MMAs
+      // before it, across K tiles too, with one A register set.
+      std::uint32_t frag[kGroups][4];
+      auto compute = [&](int s, int round) {
+        wait_async<kStages - 1>();
+        if (s % Tile::kChunkTiles == 0) {
+          fence_proxy_async_shared();
+          __syncthreads();  // every thread's pieces of the chunk have landed
+        }
+        if (warp_in_n && starts_group(p, round, s, 0)) {
+          if (!p.channelwise) set_warp_scales<T, kGroups>(gp, scale_slots[32 * (s / 2)], group_first);
+          if constexpr (MODE == QuantMode::zero_point) set_warp_zeros<T, BITS, kGroups>(gp, zw[s / 2], group_first);
+        }
+        std::uint32_t w[Tile::kLaneBytes / 4];
+        load_lane_words<Tile>(w, slots + 32 * Tile::kLaneBytes * s);
+        const std::uint64_t desc = wgmma_sw128_descriptor(act_shared + static_cast<unsigned>(Tile::kChunkBytes) * compute_buf +
+                                                          32u * static_cast<unsigned>(s % Tile::kChunkTiles));
+#pragma unroll
+        for (int gg = 0; gg < kGroups; ++gg) {
+          wgmma_wait<kGroups - 1>();
+          marlin_dequant_group<T, BITS>(frag[gg], w, gp, gg);
+          wgmma_fence();
+          wgmma_m64k16<T, kRows>(acc[gg], frag[gg], desc);
+          wgmma_commit();
+        }
+        if (s % Tile::kChunkTiles == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
+      };
+
+      // One cp.async group per K tile, empty ones included (see marlin_moe_kernel).
+#pragma unroll
+      for (int s = 0; s < kStages; ++s) {
+        if (s < k_tiles) load(s, 0);
+        commit_async();
+      }
+      int kt = 0;
+      for (; kt + 2 * kStages <= k_tiles; kt += kStages) {
+#pragma unroll
+        for (int s = 0; s < kStages; ++s) {
+          compute(s, kt);
+          load(s, kt + kStages);
+          commit_async();
+        }
+      }
+      for (; kt < k_tiles; kt += kStages) {
+#pragma unroll
+        for (int s = 0; s < kStages; ++s) {
+          if (kt + s < k_tiles) {
+            compute(s, kt);
+            if (kt + s + kStages < k_tiles) load(s, kt + kStages);
+            commit_async();
+          }
+        }
+      }
+      wgmma_wait<0>();
+      wait_async<0>();
+    }
+
+    if (warp_in_n) {
+#pragma unroll
+      for (int tt = 0; tt < kRows / 8; ++tt) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int r = tt * 8 + 2 * t + (j & 1);
+          if (r >= rows) continue;
+          const std::int64_t sid = p.sorted_token_ids[row0 + r];
+          if (sid < 0 || sid >= p.num_slots) continue;
+          const float w = p.topk_weights != nullptr ? p.topk_weights[sid] : 1.0f;
+          std::uint16_t* out = p.c + sid * p.n + 64 * nt + 16 * group_first + g + 8 * (j >> 1);
+#pragma unroll
+          for (int gg = 0; gg < kGroups; ++gg) {
+            const float v = acc[gg][4 * tt + j];
+            out[16 * gg] = Half16<T>::from_float(computes ? (p.topk_weights != nullptr ? v * w : v) : 0.0f);
+          }
+        }
+      }
+    }
+  }
+#else
+  __trap();  // never launched: the host takes this path only where the sm_90a code was built
+#endif
+}
+
+template <typename T, int BITS, int ROWS>
+void launch_marlin_wgmma_rows(const MarlinParams& params, cudaStream_t stream) {
+  const std::int64_t items = params.block_capacity * params.row_groups * params.n_items;
+  constexpr std::size_t smem = marlin_wgmma_smem_bytes<BITS, ROWS>();
+  if (params.zeros != nullptr) {
+    launch_persistent(marlin_wgmma_kernel<T, BITS, ROWS, QuantMode::zero_point>, kMarlinThreads, items, params, stream,
+                      "marlin_moe", smem, params.likely_items);
+  } else {
+    launch_persistent(marlin_wgmma_kernel<T, BITS, ROWS, QuantMode::symmetric>, kMarlinThreads, items, params, stream,
+                      "marlin_moe", smem, params.likely_items);
+  }
+}
+
+template <typename T, int BITS>
+void launch_marlin_wgmma(const MarlinParams& params, int rows, cudaStream_t stream) {
+  static_assert(WgmmaTile<BITS, 64>::kTileColumns == wgmma_tile_columns(64));
+  static_assert(WgmmaTile<BITS, 128>::kTileColumns == wgmma_tile_columns(128));
+  if (rows == 128) {
+    launch_marlin_wgmma_rows<T, BITS, 128>(params, stream);
+  } else {
+    launch_marlin_wgmma_rows<T, BITS, 64>(params, stream);
+  }
+}
+
+}  // namespace moeval::kernels::detail
