@@ -21,10 +21,14 @@
 // group, overwritten only after that group's MMA of the previous K tile completed), and the
 // activations are copied once per thread block instead of once per warp. On the mma.sync path the
 // 64-row items kept the tensor pipe 42–44 % busy with `wait` (dequantize → mma) as the largest stall;
-// on the H200 this path runs the bench's M = 4096 cells 1.46–1.59× and Mixtral M = 256 1.55× faster
+// on the H200 this path runs the bench's M = 4096 cells 1.46–1.59× and Mixtral M = 256 1.57× faster
 // (docs/bench.md). Tried and dropped (same-run A/B): two A register sets per group (8 MMAs in flight,
 // 1.2× slower), 64-row items over 2 tile columns at 3 blocks per SM (1.2–1.3× slower), reading the
-// next K tile's words one tile early (no gain).
+// next K tile's words one tile early (no gain), and the weights as a shared-memory operand (each
+// warp dequantizes a chunk of 4 K tiles into a B buffer with stmatrix, then m64n256k16 with both
+// operands in shared memory, overlapping the next chunk's dequantization: 1.3–1.35× slower — per
+// K tile a warpgroup then writes 8 KB and the MMAs read 10 KB of shared memory, ~140 bytes per
+// cycle per SM at two warpgroups, above the 128 it delivers).
 //
 // Synchronisation: the four warps move through K together (wgmma is warpgroup-wide). Each thread
 // copies its own weights into its own ring slots (as on the mma.sync path) and 1/128 of each
