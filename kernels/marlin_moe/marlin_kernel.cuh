@@ -394,6 +394,67 @@ __device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots
   }
 }
 
+// The K loop of both Marlin kernels over tiles [kt_begin, kt_end): load(s, round) copies tile
+// round + s into stage s, compute(s, round) waits for it and uses it (s is a compile-time constant
+// once the loops unroll; round ≡ kt_begin mod kStages). One cp.async group per K tile, empty ones
+// included, so "all but the newest kStages − 1 groups are complete" always means "the tile about to
+// be computed has landed"; a stage is refilled right after the tile in it was computed.
+template <int kStages, typename Load, typename Compute>
+__device__ inline void pipelined_k_loop(int kt_begin, int kt_end, Load& load, Compute& compute) {
+#pragma unroll
+  for (int s = 0; s < kStages; ++s) {
+    if (kt_begin + s < kt_end) load(s, kt_begin);
+    commit_async();
+  }
+  int kt = kt_begin;
+  // Rounds whose refills all exist: no bounds checks in the hot loop.
+  for (; kt + 2 * kStages <= kt_end; kt += kStages) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      compute(s, kt);
+      load(s, kt + kStages);
+      commit_async();
+    }
+  }
+  // The last (up to two) rounds: some tiles or refills are past the K range.
+  for (; kt < kt_end; kt += kStages) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      if (kt + s < kt_end) {
+        compute(s, kt);
+        if (kt + s + kStages < kt_end) load(s, kt + kStages);
+        commit_async();
+      }
+    }
+  }
+}
+
+// Stores a lane's fp32 sums, held in the mma C layout, as 16-bit outputs: item rows tt·8 + 2t +
+// (j & 1) (tt < TT, j < 4) at columns col0 + 8·(j >> 1) + 16·gi (gi < GROUPS), sum(gi, tt, j); times
+// the routing weight where the epilogue multiplies, then one rounding. Padding rows (≥ rows, or ids
+// ≥ num_slots) are not stored; rows of a non-local (−1) expert (computes = false) are zeros.
+template <typename T, int TT, int GROUPS, typename Sum>
+__device__ inline void store_marlin_sums(const MarlinParams& p, std::int64_t row0, int rows, std::int64_t col0,
+                                         bool computes, int t, const Sum& sum) {
+#pragma unroll
+  for (int tt = 0; tt < TT; ++tt) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int r = tt * 8 + 2 * t + (j & 1);
+      if (r >= rows) continue;
+      const std::int64_t sid = p.sorted_token_ids[row0 + r];
+      if (sid < 0 || sid >= p.num_slots) continue;
+      const float w = p.topk_weights != nullptr ? p.topk_weights[sid] : 1.0f;
+      std::uint16_t* out = p.c + sid * p.n + col0 + 8 * (j >> 1);
+#pragma unroll
+      for (int gi = 0; gi < GROUPS; ++gi) {
+        const float v = computes ? (p.topk_weights != nullptr ? sum(gi, tt, j) * w : sum(gi, tt, j)) : 0.0f;
+        out[16 * gi] = Half16<T>::from_float(v);
+      }
+    }
+  }
+}
+
 template <int TT>
 __host__ __device__ constexpr int marlin_blocks_per_sm() { return marlin_resident_blocks(TT); }
 
@@ -526,36 +587,9 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
                                                 ldsm_offset, j, gp, p, expert, lt, round + s, lane);
         if (Tile::kChunked && j == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
       };
-      // One async group per K tile, empty ones included, so "all but the newest kStages − 1 groups
-      // are complete" always means "the tile about to be computed has landed". A scale slot is
-      // refilled (at an even s) only after the tile before it was computed, and that tile's group
-      // parameters were taken into registers where its group started.
-#pragma unroll
-      for (int s = 0; s < kStages; ++s) {
-        if (kt_begin + s < kt_end) load(s, kt_begin);
-        commit_async();
-      }
-      int kt = kt_begin;
-      // Rounds whose refills all exist: no bounds checks in the hot loop.
-      for (; kt + 2 * kStages <= kt_end; kt += kStages) {
-#pragma unroll
-        for (int s = 0; s < kStages; ++s) {
-          compute(s, kt);
-          load(s, kt + kStages);
-          commit_async();
-        }
-      }
-      // The last (up to two) rounds: some tiles or refills are past the warp's K range.
-      for (; kt < kt_end; kt += kStages) {
-#pragma unroll
-        for (int s = 0; s < kStages; ++s) {
-          if (kt + s < kt_end) {
-            compute(s, kt);
-            if (kt + s + kStages < kt_end) load(s, kt + kStages);
-            commit_async();
-          }
-        }
-      }
+      // A scale slot is refilled (at an even s) only after the tile before it was computed, and that
+      // tile's group parameters were taken into registers where its group started.
+      pipelined_k_loop<kStages>(kt_begin, kt_end, load, compute);
       wait_async<0>();  // the ring is reused for partial sums below
     }
 
@@ -589,23 +623,8 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
     }
 
     if (wk == 0 && warp_in_n) {
-#pragma unroll
-      for (int tt = 0; tt < TT; ++tt) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int r = tt * 8 + 2 * t + (j & 1);
-          if (r >= rows) continue;
-          const std::int64_t sid = p.sorted_token_ids[row0 + r];
-          if (sid < 0 || sid >= p.num_slots) continue;
-          const float w = p.topk_weights != nullptr ? p.topk_weights[sid] : 1.0f;
-          std::uint16_t* out = p.c + sid * p.n + 64 * nt + g + 8 * (j >> 1);
-#pragma unroll
-          for (int wg = 0; wg < 4; ++wg) {
-            const float v = computes ? (p.topk_weights != nullptr ? acc[wg][tt][j] * w : acc[wg][tt][j]) : 0.0f;
-            out[16 * wg] = Half16<T>::from_float(v);  // rows of a non-local (-1) expert are zeros
-          }
-        }
-      }
+      store_marlin_sums<T, TT, 4>(p, row0, rows, 64 * nt + g, computes, t,
+                                  [&](int wg, int tt, int j) { return acc[wg][tt][j]; });
     }
   }
 }

@@ -308,53 +308,14 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
         if (s % Tile::kChunkTiles == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
       };
 
-      // One cp.async group per K tile, empty ones included (see marlin_moe_kernel).
-#pragma unroll
-      for (int s = 0; s < kStages; ++s) {
-        if (s < k_tiles) load(s, 0);
-        commit_async();
-      }
-      int kt = 0;
-      for (; kt + 2 * kStages <= k_tiles; kt += kStages) {
-#pragma unroll
-        for (int s = 0; s < kStages; ++s) {
-          compute(s, kt);
-          load(s, kt + kStages);
-          commit_async();
-        }
-      }
-      for (; kt < k_tiles; kt += kStages) {
-#pragma unroll
-        for (int s = 0; s < kStages; ++s) {
-          if (kt + s < k_tiles) {
-            compute(s, kt);
-            if (kt + s + kStages < k_tiles) load(s, kt + kStages);
-            commit_async();
-          }
-        }
-      }
+      pipelined_k_loop<kStages>(0, k_tiles, load, compute);
       wgmma_wait<0>();
       wait_async<0>();
     }
 
     if (warp_in_n) {
-#pragma unroll
-      for (int tt = 0; tt < kRows / 8; ++tt) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int r = tt * 8 + 2 * t + (j & 1);
-          if (r >= rows) continue;
-          const std::int64_t sid = p.sorted_token_ids[row0 + r];
-          if (sid < 0 || sid >= p.num_slots) continue;
-          const float w = p.topk_weights != nullptr ? p.topk_weights[sid] : 1.0f;
-          std::uint16_t* out = p.c + sid * p.n + 64 * nt + 16 * group_first + g + 8 * (j >> 1);
-#pragma unroll
-          for (int gg = 0; gg < kGroups; ++gg) {
-            const float v = acc[gg][4 * tt + j];
-            out[16 * gg] = Half16<T>::from_float(computes ? (p.topk_weights != nullptr ? v * w : v) : 0.0f);
-          }
-        }
-      }
+      store_marlin_sums<T, kRows / 8, kGroups>(p, row0, rows, 64 * nt + 16 * group_first + g, computes, t,
+                                               [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
     }
   }
 #else
