@@ -332,6 +332,29 @@ __device__ inline void marlin_kshard_scales(uint4 (&scale_rows)[4], const Marlin
   }
 }
 
+// The A fragment of 16-column group wg of a lane's K tile from its words w (4-bit: word wg; 8-bit:
+// words 2wg, 2wg + 1), one rounding each: a[0] column c / k 2t..2t+1, a[1] column c + 8 / k 2t..,
+// a[2] column c / k 2t+8.., a[3] column c + 8 / k 2t+8... zero_lo/zero_hi: columns c and c + 8;
+// scale_lo/scale_hi: columns c and c + 8, [0] for rows (2t, 2t+1), [1] for rows (2t+8, 2t+9)
+// (different only on the K-shard path, where the two row pairs may sit in different groups).
+template <typename T, int BITS>
+__device__ inline void marlin_dequant_fragment(std::uint32_t (&a)[4], const std::uint32_t* w, int wg, std::uint32_t zero_lo,
+                                               std::uint32_t zero_hi, const std::uint32_t (&scale_lo)[2],
+                                               const std::uint32_t (&scale_hi)[2]) {
+  if constexpr (BITS == 4) {
+    const std::uint32_t word = w[wg];
+    a[0] = marlin_dequant<T, 4>(word, 0, zero_lo, scale_lo[0]);  // column c, k 2t..2t+1
+    a[2] = marlin_dequant<T, 4>(word, 1, zero_lo, scale_lo[1]);  // column c, k 2t+8..2t+9
+    a[1] = marlin_dequant<T, 4>(word, 2, zero_hi, scale_hi[0]);  // column c+8, k 2t..2t+1
+    a[3] = marlin_dequant<T, 4>(word, 3, zero_hi, scale_hi[1]);  // column c+8, k 2t+8..2t+9
+  } else {
+    a[0] = marlin_dequant<T, 8>(w[2 * wg], 0, zero_lo, scale_lo[0]);
+    a[2] = marlin_dequant<T, 8>(w[2 * wg], 1, zero_lo, scale_lo[1]);
+    a[1] = marlin_dequant<T, 8>(w[2 * wg + 1], 0, zero_hi, scale_hi[0]);
+    a[3] = marlin_dequant<T, 8>(w[2 * wg + 1], 1, zero_hi, scale_hi[1]);
+  }
+}
+
 template <typename T, int BITS, int TT, QuantMode MODE>
 __device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots, unsigned chunk, unsigned lane_offset, int j,
                                             const GroupParams& gp, const MarlinParams& p, int expert,
@@ -374,21 +397,8 @@ __device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots
       scale_lo[0] = scale_lo[1] = gp.scale2[2 * wg];
       scale_hi[0] = scale_hi[1] = gp.scale2[2 * wg + 1];
     }
-    const std::uint32_t zero_lo = gp.zero2[2 * wg];
-    const std::uint32_t zero_hi = gp.zero2[2 * wg + 1];
     std::uint32_t a[4];
-    if constexpr (BITS == 4) {
-      const std::uint32_t word = w[wg];
-      a[0] = marlin_dequant<T, 4>(word, 0, zero_lo, scale_lo[0]);  // column c, k 2t..2t+1
-      a[2] = marlin_dequant<T, 4>(word, 1, zero_lo, scale_lo[1]);  // column c, k 2t+8..2t+9
-      a[1] = marlin_dequant<T, 4>(word, 2, zero_hi, scale_hi[0]);  // column c+8, k 2t..2t+1
-      a[3] = marlin_dequant<T, 4>(word, 3, zero_hi, scale_hi[1]);  // column c+8, k 2t+8..2t+9
-    } else {
-      a[0] = marlin_dequant<T, 8>(w[2 * wg], 0, zero_lo, scale_lo[0]);
-      a[2] = marlin_dequant<T, 8>(w[2 * wg], 1, zero_lo, scale_lo[1]);
-      a[1] = marlin_dequant<T, 8>(w[2 * wg + 1], 0, zero_hi, scale_hi[0]);
-      a[3] = marlin_dequant<T, 8>(w[2 * wg + 1], 1, zero_hi, scale_hi[1]);
-    }
+    marlin_dequant_fragment<T, BITS>(a, w, wg, gp.zero2[2 * wg], gp.zero2[2 * wg + 1], scale_lo, scale_hi);
 #pragma unroll
     for (int tt = 0; tt < TT; ++tt) Half16<T>::mma(acc[wg][tt], a, b[tt][0], b[tt][1]);
   }

@@ -52,6 +52,11 @@ void check_weights(const MarlinMoeWeights& w, const GemmNK& s) {
   }
 }
 
+// The wgmma path runs 64-row work items: block_size 64 or 128 without a K shard.
+bool wgmma_item_shape(const MarlinMoeArgs& args) {
+  return detail::marlin_token_tiles(args.blocks.block_size, k_shard(args.weights)) == 8;
+}
+
 void check_arguments(const MarlinMoeArgs& args) {
   const MarlinMoeWeights& w = args.weights;
   const GemmNK& s = args.shape;
@@ -73,7 +78,7 @@ void check_arguments(const MarlinMoeArgs& args) {
     reject("mma_path = " + str(static_cast<int>(args.mma_path)) + "; allowed automatic, mma_sync or wgmma");
   }
   if (args.mma_path == MarlinMmaPath::wgmma && is_supported_block_size(args.blocks.block_size) &&
-      detail::marlin_token_tiles(args.blocks.block_size, k_shard(w)) != 8) {
+      !wgmma_item_shape(args)) {
     reject("mma_path = wgmma runs 64-row work items only: block_size 64 or 128 without a K shard (act-order with "
            "is_k_full = false); here block_size = " + str(args.blocks.block_size) + (k_shard(w) ? " with a K shard" : ""));
   }
@@ -90,11 +95,6 @@ void check_arguments(const MarlinMoeArgs& args) {
   if (needed > 0 && (args.workspace == nullptr || !aligned(args.workspace, 16))) {
     reject("workspace must be a 16-byte aligned device buffer of marlin_moe_workspace_bytes bytes");
   }
-}
-
-// The wgmma path runs 64-row work items: block_size 64 or 128 without a K shard.
-bool wgmma_item_shape(const MarlinMoeArgs& args) {
-  return detail::marlin_token_tiles(args.blocks.block_size, k_shard(args.weights)) == 8;
 }
 
 bool wgmma_built() {
@@ -119,10 +119,15 @@ std::string wgmma_unavailable(const MarlinMoeArgs& args, int device) {
   return {};
 }
 
+// `unavailable`: wgmma_unavailable(args, device).
+bool uses_wgmma(const MarlinMoeArgs& args, const std::string& unavailable) {
+  return args.mma_path != MarlinMmaPath::mma_sync && unavailable.empty();
+}
+
 }  // namespace
 
 bool marlin_moe_uses_wgmma(const MarlinMoeArgs& args, int device) {
-  return args.mma_path != MarlinMmaPath::mma_sync && wgmma_unavailable(args, device).empty();
+  return uses_wgmma(args, wgmma_unavailable(args, device));
 }
 
 namespace detail {
@@ -221,11 +226,11 @@ void marlin_moe(const MarlinMoeArgs& args) {
                                                 {args.blocks.expert_ids, "expert_ids"},
                                                 {args.blocks.num_tokens_post_padded, "num_tokens_post_padded"}});
   DeviceGuard guard(device);
-  if (args.mma_path == MarlinMmaPath::wgmma) {
-    const std::string why = wgmma_unavailable(args, device);
-    if (!why.empty()) reject("mma_path = wgmma cannot run here: " + why);
+  const std::string wgmma_unavailable_here = wgmma_unavailable(args, device);
+  if (args.mma_path == MarlinMmaPath::wgmma && !wgmma_unavailable_here.empty()) {
+    reject("mma_path = wgmma cannot run here: " + wgmma_unavailable_here);
   }
-  const bool wgmma = marlin_moe_uses_wgmma(args, device);
+  const bool wgmma = uses_wgmma(args, wgmma_unavailable_here);
   if (args.blocks.num_slots == 0 || args.blocks.sorted_capacity == 0) return;
 
   const int block_size = args.blocks.block_size;
@@ -275,18 +280,19 @@ void marlin_moe(const MarlinMoeArgs& args) {
   p.group_tile_mask = p.channelwise ? 0x7FFFFFFF : (1 << p.group_tile_shift) - 1;
   p.num_experts = w.num_experts;
   p.block_size = block_size;
-  p.row_groups = (block_size + 8 * token_tiles - 1) / (8 * token_tiles);
-  // The wgmma path moves the four warps through K together (no K split inside a thread block).
-  p.warps_k = wgmma ? 1
-                    : detail::choose_warps_k(args, p.block_capacity, p.row_groups,
-                                             static_cast<std::int64_t>(sms) * detail::marlin_resident_blocks(token_tiles));
-  const int warps_n = 4 / p.warps_k;
-  p.n_items = (p.n_tiles + warps_n - 1) / warps_n;
-  // wgmma items are whole blocks of 64 or 128 rows across 4 or 2 Marlin tile columns.
   const int wgmma_rows = block_size == 128 ? 128 : 64;
   if (wgmma) {
+    // Items are whole blocks of 64 or 128 rows across 4 or 2 Marlin tile columns; the four warps
+    // move through K together (no K split inside a thread block).
     p.row_groups = 1;
+    p.warps_k = 1;
     p.n_items = (p.n_tiles + detail::wgmma_tile_columns(wgmma_rows) - 1) / detail::wgmma_tile_columns(wgmma_rows);
+  } else {
+    p.row_groups = (block_size + 8 * token_tiles - 1) / (8 * token_tiles);
+    p.warps_k = detail::choose_warps_k(args, p.block_capacity, p.row_groups,
+                                       static_cast<std::int64_t>(sms) * detail::marlin_resident_blocks(token_tiles));
+    const int warps_n = 4 / p.warps_k;
+    p.n_items = (p.n_tiles + warps_n - 1) / warps_n;
   }
   p.likely_items = std::min(p.block_capacity, static_cast<std::int64_t>(std::ceil(detail::expected_blocks(args) - 1e-9))) *
                    p.row_groups * p.n_items;

@@ -105,23 +105,12 @@ __device__ inline void set_warp_zeros(GroupParams& gp, const std::uint32_t (&zw)
   }
 }
 
-// The A fragment of the warp's group gg of a K tile (as marlin_compute_stage: a[0] column c / k 2t,
-// a[1] column c + 8 / k 2t, a[2] column c / k 2t + 8, a[3] column c + 8 / k 2t + 8), one rounding each.
+// The A fragment of the warp's group gg of a K tile (one scale per column: a group covers the tile).
 template <typename T, int BITS>
 __device__ inline void marlin_dequant_group(std::uint32_t (&a)[4], const std::uint32_t* w, const GroupParams& gp, int gg) {
-  const std::uint32_t scale_lo = gp.scale2[2 * gg], scale_hi = gp.scale2[2 * gg + 1];
-  const std::uint32_t zero_lo = gp.zero2[2 * gg], zero_hi = gp.zero2[2 * gg + 1];
-  if constexpr (BITS == 4) {
-    a[0] = marlin_dequant<T, 4>(w[gg], 0, zero_lo, scale_lo);
-    a[2] = marlin_dequant<T, 4>(w[gg], 1, zero_lo, scale_lo);
-    a[1] = marlin_dequant<T, 4>(w[gg], 2, zero_hi, scale_hi);
-    a[3] = marlin_dequant<T, 4>(w[gg], 3, zero_hi, scale_hi);
-  } else {
-    a[0] = marlin_dequant<T, 8>(w[2 * gg], 0, zero_lo, scale_lo);
-    a[2] = marlin_dequant<T, 8>(w[2 * gg], 1, zero_lo, scale_lo);
-    a[1] = marlin_dequant<T, 8>(w[2 * gg + 1], 0, zero_hi, scale_hi);
-    a[3] = marlin_dequant<T, 8>(w[2 * gg + 1], 1, zero_hi, scale_hi);
-  }
+  const std::uint32_t scale_lo[2] = {gp.scale2[2 * gg], gp.scale2[2 * gg]};
+  const std::uint32_t scale_hi[2] = {gp.scale2[2 * gg + 1], gp.scale2[2 * gg + 1]};
+  marlin_dequant_fragment<T, BITS>(a, w, gg, gp.zero2[2 * gg], gp.zero2[2 * gg + 1], scale_lo, scale_hi);
 }
 
 // The lane's words of one K tile from its ring slot (unit i of stage s at 32·kUnit·(s·kUnits + i)).
