@@ -21,9 +21,11 @@ namespace moeval::kernels::detail {
 // cells of one round): 512 blocks for 512 items ran 15 % faster than 660 of which 148 exit; where
 // more rounds are needed, shrinking the grid to even out the rounds measured slower (up to 10 %),
 // so it stays at a full round there. More items than estimated are still covered (a second round).
+// `max_grid` (> 0) caps the grid (the caller's thread-block budget).
 template <typename Params>
 void launch_persistent(void (*kernel)(Params), int threads, std::int64_t max_items, const Params& params,
-                       cudaStream_t stream, const char* name, std::size_t smem_bytes = 0, std::int64_t likely_items = 0) {
+                       cudaStream_t stream, const char* name, std::size_t smem_bytes = 0, std::int64_t likely_items = 0,
+                       std::int64_t max_grid = 0) {
   const std::string where = name;
   int device = 0;
   int sms = 0;
@@ -37,6 +39,7 @@ void launch_persistent(void (*kernel)(Params), int threads, std::int64_t max_ite
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes),
              (where + ": occupancy").c_str());
   std::int64_t resident = static_cast<std::int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+  if (max_grid > 0 && max_grid < resident) resident = max_grid;
   if (likely_items > 0 && likely_items < resident) resident = likely_items;
   const unsigned grid = static_cast<unsigned>(max_items < resident ? max_items : resident);
   if (grid == 0) return;

@@ -62,7 +62,7 @@ struct MarlinTile {
   // every round of kStages tiles starts at an even tile: a group of 2, 4 or 8 tiles starts only on
   // even s, known at compile time — the group bookkeeping costs nothing on odd tiles, and a running
   // pointer replaces the group's address arithmetic. Chunked items need a multiple of kChunkTiles.
-  static constexpr int kStages = BITS == 4 && TT <= 2 ? 8 : 4;
+  static constexpr int kStages = marlin_k_stages(BITS, TT);
   static_assert(kStages == 4 || kStages == 8);
   static_assert(!kChunked || kStages % kChunkTiles == 0);
   // Scales travel in their own ring, one slot per stage pair: a group starts only on even tiles.
@@ -465,6 +465,102 @@ __device__ inline void store_marlin_sums(const MarlinParams& p, std::int64_t row
   }
 }
 
+// One warp's sums over K tiles [kt_begin, kt_end) of Marlin tile column nt for the 8·TT rows
+// row0 .. row0 + rows − 1 of a moe block of `expert` (which must be local: 0 ≤ expert < E), added
+// into acc. warp_smem: the warp's ring (marlin_warp_smem_uint4); kt_begin a multiple of kStages.
+template <typename T, int BITS, int TT, QuantMode MODE>
+__device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinParams& p, uint4* warp_smem, int expert,
+                                           std::int64_t row0, int rows, int nt, int kt_begin, int kt_end, int lane) {
+  using Tile = MarlinTile<BITS, TT>;
+  constexpr int kStages = Tile::kStages;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  uint4* slots = warp_smem + lane;  // stage s, slot i: slots[32·(s·kSlotsPerStage + i)]
+  uint4* scale_slots = warp_smem + 32 * kStages * Tile::kSlotsPerStage + lane;  // pair s / 2: scale_slots[32·(s / 2)]
+  uint4* act_buffers = warp_smem + 32 * (kStages * Tile::kSlotsPerStage + Tile::kScaleSlots);
+  const unsigned act_shared = shared_address(act_buffers);
+  const unsigned ldsm_offset = ldmatrix_lane_offset(lane);
+  LoadCursor<TT> cursor;
+  if constexpr (Tile::kChunked) {
+#pragma unroll
+    for (int i = 0; i < 2 * TT; ++i) {
+      const int r = 4 * i + (lane >> 3);
+      const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
+      // Padding rows are zero-filled: their mma columns are never stored, and columns are independent.
+      cursor.row[i] = sid >= 0 && sid < p.num_slots ? static_cast<std::int32_t>(sid / p.top_k) : -1;
+    }
+  } else {
+#pragma unroll
+    for (int tt = 0; tt < TT; ++tt) {
+      const int r = tt * 8 + g;
+      const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
+      // Padding columns of the mma read row 0 of A: never stored, and the columns are independent.
+      cursor.x[tt] = ((sid >= 0 && sid < p.num_slots) ? p.a + (sid / p.top_k) * p.k : p.a) + 16 * kt_begin + 2 * t;
+    }
+  }
+  LaneTiles<BITS> lt;
+  lt.weight_kt_stride = static_cast<std::int64_t>(p.n_tiles) * Tile::kWords;
+  lt.weight = p.qweight + static_cast<std::int64_t>(expert) * p.k_tiles * lt.weight_kt_stride +
+              static_cast<std::int64_t>(nt) * Tile::kWords + lane * Tile::kWordsPerLane;
+  lt.scales = p.scales + static_cast<std::int64_t>(expert) * p.groups * p.n + 64 * nt + 8 * g;
+  lt.zeros = p.zeros == nullptr ? nullptr
+                                : p.zeros + static_cast<std::int64_t>(expert) * p.groups * (p.n * BITS / 32) +
+                                      (64 * nt + 8 * g) * BITS / 32;
+  GroupParams gp;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) gp.zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
+  if (MODE != QuantMode::k_shard && p.channelwise) {
+    // G == 1: the lane's 8 scales for the whole K, gathered once from the channelwise order.
+    const std::uint16_t* row = p.scales + static_cast<std::int64_t>(expert) * p.n;
+    std::uint32_t sc[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const std::int64_t col = 64 * nt + g + 16 * i;
+      sc[i] = static_cast<std::uint32_t>(__ldg(row + channelwise_position(col))) |
+              (static_cast<std::uint32_t>(__ldg(row + channelwise_position(col + 8))) << 16);
+    }
+    set_scales<T>(gp, make_uint4(sc[0], sc[1], sc[2], sc[3]));
+  }
+  std::uint32_t zw[Tile::kScaleSlots][BITS / 4];  // zero words, one set per scale slot
+  cursor.weight = lt.weight + kt_begin * lt.weight_kt_stride;
+  cursor.scales = lt.scales + std::int64_t(p.channelwise ? 0 : kt_begin >> p.group_tile_shift) * p.n;
+  if constexpr (MODE == QuantMode::zero_point) {
+    cursor.zeros = lt.zeros + std::int64_t(p.channelwise ? 0 : kt_begin >> p.group_tile_shift) * (p.n * BITS / 32);
+  }
+  auto stage = [&](int s) { return slots + 32 * Tile::kSlotsPerStage * s; };
+  // Chunked: every loop below steps kt by kStages from kt_begin, a multiple of kChunkTiles, so
+  // stage s holds tile s % kChunkTiles of its chunk, known at compile time. The chunk buffers
+  // are used in order, so a running index each for loads and computes replaces any division.
+  int load_buf = 0, compute_buf = 0;
+  auto next_buf = [](int b) { return b + 1 == Tile::kActBuffers ? 0 : b + 1; };
+  // Loads tile round + s into stage s (s is a compile-time constant once the loops unroll).
+  auto load = [&](int s, int round) {
+    const bool chunk_start = Tile::kChunked && s % Tile::kChunkTiles == 0;
+    marlin_load_stage<T, BITS, TT, MODE>(stage(s), scale_slots + 32 * (s / 2),
+                                         act_buffers + Tile::kChunkUint4 * load_buf, chunk_start,
+                                         starts_group(p, round, s, kt_begin), zw[s / 2], p, lt, cursor, round + s,
+                                         kt_end, lane);
+    if (chunk_start) load_buf = next_buf(load_buf);
+  };
+  // Computes tile round + s from stage s and its chunk (group parameters refreshed where a group starts).
+  auto compute = [&](int s, int round) {
+    wait_async<kStages - 1>();
+    if constexpr (Tile::kChunked) __syncwarp();  // the chunk's rows were copied by other lanes of the warp
+    if (MODE != QuantMode::k_shard && starts_group(p, round, s, kt_begin)) {
+      if (!p.channelwise) set_scales<T>(gp, scale_slots[32 * (s / 2)]);
+      if constexpr (MODE == QuantMode::zero_point) set_zeros<T, BITS>(gp, zw[s / 2]);
+    }
+    const int j = s % Tile::kChunkTiles;
+    marlin_compute_stage<T, BITS, TT, MODE>(acc, stage(s), act_shared + 16u * Tile::kChunkUint4 * compute_buf,
+                                            ldsm_offset, j, gp, p, expert, lt, round + s, lane);
+    if (Tile::kChunked && j == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
+  };
+  // A scale slot is refilled (at an even s) only after the tile before it was computed, and that
+  // tile's group parameters were taken into registers where its group started.
+  pipelined_k_loop<kStages>(kt_begin, kt_end, load, compute);
+  wait_async<0>();  // the ring is free again when this returns
+}
+
 template <int TT>
 __host__ __device__ constexpr int marlin_blocks_per_sm() { return marlin_resident_blocks(TT); }
 
@@ -484,11 +580,6 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
   const int wn = warp % warps_n;
   const int wk = warp / warps_n;
   uint4* warp_smem = smem + warp * kWarpSmem;
-  uint4* slots = warp_smem + lane;  // stage s, slot i: slots[32·(s·kSlotsPerStage + i)]
-  uint4* scale_slots = warp_smem + 32 * kStages * Tile::kSlotsPerStage + lane;  // pair s / 2: scale_slots[32·(s / 2)]
-  uint4* act_buffers = warp_smem + 32 * (kStages * Tile::kSlotsPerStage + Tile::kScaleSlots);
-  const unsigned act_shared = shared_address(act_buffers);
-  const unsigned ldsm_offset = ldmatrix_lane_offset(lane);
 
   const std::int64_t blocks = min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
   const std::int64_t items = blocks * p.row_groups * p.n_items;
@@ -522,85 +613,7 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
 
     if constexpr (Tile::kChunked) __syncwarp();  // the previous item's chunk reads are done before refills
     if (computes && warp_in_n && kt_begin < kt_end) {
-      LoadCursor<TT> cursor;
-      if constexpr (Tile::kChunked) {
-#pragma unroll
-        for (int i = 0; i < 2 * TT; ++i) {
-          const int r = 4 * i + (lane >> 3);
-          const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
-          // Padding rows are zero-filled: their mma columns are never stored, and columns are independent.
-          cursor.row[i] = sid >= 0 && sid < p.num_slots ? static_cast<std::int32_t>(sid / p.top_k) : -1;
-        }
-      } else {
-#pragma unroll
-        for (int tt = 0; tt < TT; ++tt) {
-          const int r = tt * 8 + g;
-          const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
-          // Padding columns of the mma read row 0 of A: never stored, and the columns are independent.
-          cursor.x[tt] = ((sid >= 0 && sid < p.num_slots) ? p.a + (sid / p.top_k) * p.k : p.a) + 16 * kt_begin + 2 * t;
-        }
-      }
-      LaneTiles<BITS> lt;
-      lt.weight_kt_stride = static_cast<std::int64_t>(p.n_tiles) * Tile::kWords;
-      lt.weight = p.qweight + static_cast<std::int64_t>(expert) * p.k_tiles * lt.weight_kt_stride +
-                  static_cast<std::int64_t>(nt) * Tile::kWords + lane * Tile::kWordsPerLane;
-      lt.scales = p.scales + static_cast<std::int64_t>(expert) * p.groups * p.n + 64 * nt + 8 * g;
-      lt.zeros = p.zeros == nullptr ? nullptr
-                                    : p.zeros + static_cast<std::int64_t>(expert) * p.groups * (p.n * BITS / 32) +
-                                          (64 * nt + 8 * g) * BITS / 32;
-      GroupParams gp;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) gp.zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
-      if (MODE != QuantMode::k_shard && p.channelwise) {
-        // G == 1: the lane's 8 scales for the whole K, gathered once from the channelwise order.
-        const std::uint16_t* row = p.scales + static_cast<std::int64_t>(expert) * p.n;
-        std::uint32_t sc[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const std::int64_t col = 64 * nt + g + 16 * i;
-          sc[i] = static_cast<std::uint32_t>(__ldg(row + channelwise_position(col))) |
-                  (static_cast<std::uint32_t>(__ldg(row + channelwise_position(col + 8))) << 16);
-        }
-        set_scales<T>(gp, make_uint4(sc[0], sc[1], sc[2], sc[3]));
-      }
-      std::uint32_t zw[Tile::kScaleSlots][BITS / 4];  // zero words, one set per scale slot
-      cursor.weight = lt.weight + kt_begin * lt.weight_kt_stride;
-      cursor.scales = lt.scales + std::int64_t(p.channelwise ? 0 : kt_begin >> p.group_tile_shift) * p.n;
-      if constexpr (MODE == QuantMode::zero_point) {
-        cursor.zeros = lt.zeros + std::int64_t(p.channelwise ? 0 : kt_begin >> p.group_tile_shift) * (p.n * BITS / 32);
-      }
-      auto stage = [&](int s) { return slots + 32 * Tile::kSlotsPerStage * s; };
-      // Chunked: every loop below steps kt by kStages from kt_begin, a multiple of kChunkTiles, so
-      // stage s holds tile s % kChunkTiles of its chunk, known at compile time. The chunk buffers
-      // are used in order, so a running index each for loads and computes replaces any division.
-      int load_buf = 0, compute_buf = 0;
-      auto next_buf = [](int b) { return b + 1 == Tile::kActBuffers ? 0 : b + 1; };
-      // Loads tile round + s into stage s (s is a compile-time constant once the loops unroll).
-      auto load = [&](int s, int round) {
-        const bool chunk_start = Tile::kChunked && s % Tile::kChunkTiles == 0;
-        marlin_load_stage<T, BITS, TT, MODE>(stage(s), scale_slots + 32 * (s / 2),
-                                             act_buffers + Tile::kChunkUint4 * load_buf, chunk_start,
-                                             starts_group(p, round, s, kt_begin), zw[s / 2], p, lt, cursor, round + s,
-                                             kt_end, lane);
-        if (chunk_start) load_buf = next_buf(load_buf);
-      };
-      // Computes tile round + s from stage s and its chunk (group parameters refreshed where a group starts).
-      auto compute = [&](int s, int round) {
-        wait_async<kStages - 1>();
-        if constexpr (Tile::kChunked) __syncwarp();  // the chunk's rows were copied by other lanes of the warp
-        if (MODE != QuantMode::k_shard && starts_group(p, round, s, kt_begin)) {
-          if (!p.channelwise) set_scales<T>(gp, scale_slots[32 * (s / 2)]);
-          if constexpr (MODE == QuantMode::zero_point) set_zeros<T, BITS>(gp, zw[s / 2]);
-        }
-        const int j = s % Tile::kChunkTiles;
-        marlin_compute_stage<T, BITS, TT, MODE>(acc, stage(s), act_shared + 16u * Tile::kChunkUint4 * compute_buf,
-                                                ldsm_offset, j, gp, p, expert, lt, round + s, lane);
-        if (Tile::kChunked && j == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
-      };
-      // A scale slot is refilled (at an even s) only after the tile before it was computed, and that
-      // tile's group parameters were taken into registers where its group started.
-      pipelined_k_loop<kStages>(kt_begin, kt_end, load, compute);
-      wait_async<0>();  // the ring is reused for partial sums below
+      marlin_warp_k_range<T, BITS, TT, MODE>(acc, p, warp_smem, expert, row0, rows, nt, kt_begin, kt_end, lane);
     }
 
     if (p.warps_k > 1) {
@@ -643,32 +656,7 @@ template <typename T, int BITS, int TT, QuantMode MODE>
 void launch_marlin_tiles(const MarlinParams& params, cudaStream_t stream) {
   launch_persistent(marlin_moe_kernel<T, BITS, TT, MODE>, kMarlinThreads,
                     params.block_capacity * params.row_groups * params.n_items, params, stream, "marlin_moe",
-                    marlin_smem_bytes<BITS, TT>(), params.likely_items);
-}
-
-template <typename T, int BITS, QuantMode MODE>
-void launch_marlin_mode(const MarlinParams& params, int token_tiles, cudaStream_t stream) {
-  switch (token_tiles) {
-    case 1: return launch_marlin_tiles<T, BITS, 1, MODE>(params, stream);
-    case 2: return launch_marlin_tiles<T, BITS, 2, MODE>(params, stream);
-    case 4: return launch_marlin_tiles<T, BITS, 4, MODE>(params, stream);
-    case 8:  // 64-row items: not on the K-shard path (marlin_token_tiles)
-      if constexpr (MODE != QuantMode::k_shard) return launch_marlin_tiles<T, BITS, 8, MODE>(params, stream);
-      break;
-    default: break;
-  }
-  throw std::logic_error("marlin_moe: no kernel for token_tiles = " + std::to_string(token_tiles));
-}
-
-template <typename T, int BITS>
-void launch_marlin(const MarlinParams& params, int token_tiles, bool k_shard, cudaStream_t stream) {
-  if (k_shard) {
-    launch_marlin_mode<T, BITS, QuantMode::k_shard>(params, token_tiles, stream);
-  } else if (params.zeros != nullptr) {
-    launch_marlin_mode<T, BITS, QuantMode::zero_point>(params, token_tiles, stream);
-  } else {
-    launch_marlin_mode<T, BITS, QuantMode::symmetric>(params, token_tiles, stream);
-  }
+                    marlin_smem_bytes<BITS, TT>(), params.likely_items, params.max_grid);
 }
 
 }  // namespace moeval::kernels::detail

@@ -1,6 +1,7 @@
 // marlin_moe entry point: argument checks, device guard, act-order gather, work split, dispatch on
 // dtype × bits.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -82,6 +83,7 @@ void check_arguments(const MarlinMoeArgs& args) {
     reject("mma_path = wgmma runs 64-row work items only: block_size 64 or 128 without a K shard (act-order with "
            "is_k_full = false); here block_size = " + str(args.blocks.block_size) + (k_shard(w) ? " with a K shard" : ""));
   }
+  if (args.max_thread_blocks < 0) reject("max_thread_blocks = " + str(args.max_thread_blocks) + "; must be ≥ 0 (0: no cap)");
   if (args.mul_topk_weights && args.topk_weights == nullptr) reject("mul_topk_weights is set but topk_weights is null");
   if (!aligned(w.qweight, 16)) reject("qweight must be 16-byte aligned");
   if (!aligned(w.scales, 16)) reject("scales must be 16-byte aligned");
@@ -90,7 +92,8 @@ void check_arguments(const MarlinMoeArgs& args) {
   const std::size_t needed = marlin_moe_workspace_bytes(args);
   if (args.workspace_bytes < needed) {
     reject("workspace_bytes = " + str(static_cast<std::int64_t>(args.workspace_bytes)) + " is too small; this call needs " +
-           str(static_cast<std::int64_t>(needed)) + " (marlin_moe_workspace_bytes: num_slots · K · 2 with act-order)");
+           str(static_cast<std::int64_t>(needed)) +
+           " (marlin_moe_workspace_bytes: num_slots · K · 2 with act-order, + 8 MiB + 32 KiB for block_size 8)");
   }
   if (needed > 0 && (args.workspace == nullptr || !aligned(args.workspace, 16))) {
     reject("workspace must be a 16-byte aligned device buffer of marlin_moe_workspace_bytes bytes");
@@ -182,8 +185,12 @@ double expected_blocks(const MarlinMoeArgs& args) {
 // keep the weight stream in flight; a deeper split costs a shared-memory reduction per item and
 // shorter K runs. Measured on the H200 (every split forced, same binary): it picks the fastest or
 // within 5 % of it on the decode cells of DeepSeek-V3, Qwen3-30B-A3B and Mixtral w13/w2, M 1–64.
+// Items are counted with the mean block count (expected_blocks): the upper estimate likely_blocks
+// counted 128 blocks for Qwen3 M = 16 where moe_align makes ~82, chose a 2-way split and left the
+// second round half empty; the 4-way split measured 58.3 → 55.5 µs (same run).
 int choose_warps_k(const MarlinMoeArgs& args, std::int64_t block_capacity, int row_groups, std::int64_t resident) {
-  const std::int64_t blocks = likely_blocks(args, block_capacity);
+  const std::int64_t blocks =
+      std::min(block_capacity, static_cast<std::int64_t>(std::ceil(expected_blocks(args) - 1e-9)));
   const std::int64_t k_tiles = args.shape.k / 16;
   const std::int64_t tile_columns = args.shape.n / 64;
   for (int warps_k : {1, 2}) {
@@ -203,11 +210,59 @@ int marlin_token_tiles(int block_size, bool k_shard) {
 
 }  // namespace detail
 
-std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args) {
+namespace {
+
+// Bytes of the act-order activations at the workspace's start (0 without act-order).
+std::size_t gather_bytes(const MarlinMoeArgs& args) {
   if (!args.weights.act_order || args.blocks.num_slots <= 0 || args.shape.k <= 0) return 0;
   const std::size_t bytes = static_cast<std::size_t>(args.blocks.num_slots) * static_cast<std::size_t>(args.shape.k) * 2;
   return (bytes + 255) / 256 * 256;
 }
+
+// Whether the call runs 8-row items (the slice kernel, which needs the slice workspace).
+bool eight_row_items(const MarlinMoeArgs& args) {
+  return args.blocks.num_slots > 0 && detail::marlin_token_tiles(args.blocks.block_size, k_shard(args.weights)) == 1;
+}
+
+// A stamp per call for the slice kernel's arrival words: never 0 (the reset value) and never four
+// equal bytes (what a buffer filled with one byte value holds).
+std::uint32_t next_call_stamp() {
+  static std::atomic<std::uint32_t> counter{0};
+  for (;;) {
+    const std::uint32_t v = counter.fetch_add(1, std::memory_order_relaxed) + 1;
+    const std::uint32_t b = v & 0xFFu;
+    if (v != b * 0x01010101u) return v;
+  }
+}
+
+}  // namespace
+
+std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args) {
+  return gather_bytes(args) + (eight_row_items(args) ? detail::kSliceWorkspaceBytes : 0);
+}
+
+namespace detail {
+
+// Where 8-row items run on the slice kernel (marlin_slice_kernel.cuh): only where the expected tile
+// columns fill at least one round of resident warps. There its whole-column rounds and one sliced
+// last round measured faster than the thread-block kernel (H200, same run: Qwen3-30B-A3B w13 M = 16
+// 57.9 → 52.8 µs, Mixtral w13 M = 4 124.2 → 117.9) or equal (DeepSeek-V3 w13 and w2, M = 4–64).
+// Where one round holds them, the thread-block kernel's K split inside a block was faster: slices
+// across warps pay a pass through L2 and an arrival per slice (Qwen3 M = 1: 13.0 µs with a 4-way
+// split in shared memory, 16.7 with 8 slices across warps), and unsplit whole columns leave warps
+// idle (DeepSeek-V3 w13 M = 4: 156 vs 173 µs). Slices are whole rounds of kStages tiles, at least
+// kMinSliceRounds each.
+SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, int sms) {
+  std::int64_t blocks = std::int64_t{sms} * marlin_resident_blocks(1);
+  if (args.max_thread_blocks > 0) blocks = std::min<std::int64_t>(blocks, args.max_thread_blocks);
+  blocks = std::min<std::int64_t>(blocks, kMaxSliceWarps / 4);
+  if (likely_columns < 4 * blocks) return {1, 0};
+  const int stages = marlin_k_stages(marlin_bits(args.weights.type), 1);
+  const std::int64_t rounds = (args.shape.k / 16 + stages - 1) / stages;
+  return {static_cast<int>(std::clamp<std::int64_t>(rounds / kMinSliceRounds, 1, 64)), blocks};
+}
+
+}  // namespace detail
 
 void marlin_moe(const MarlinMoeArgs& args) {
   check_arguments(args);
@@ -220,7 +275,7 @@ void marlin_moe(const MarlinMoeArgs& args) {
                                                 {w.zeros, "zeros", true},
                                                 {w.perm, "perm", !act_order},
                                                 {w.g_idx, "g_idx", true},
-                                                {args.workspace, "workspace", !act_order},
+                                                {args.workspace, "workspace", marlin_moe_workspace_bytes(args) == 0},
                                                 {args.topk_weights, "topk_weights", !args.mul_topk_weights},
                                                 {args.blocks.sorted_token_ids, "sorted_token_ids"},
                                                 {args.blocks.expert_ids, "expert_ids"},
@@ -289,13 +344,25 @@ void marlin_moe(const MarlinMoeArgs& args) {
     p.n_items = (p.n_tiles + detail::wgmma_tile_columns(wgmma_rows) - 1) / detail::wgmma_tile_columns(wgmma_rows);
   } else {
     p.row_groups = (block_size + 8 * token_tiles - 1) / (8 * token_tiles);
-    p.warps_k = detail::choose_warps_k(args, p.block_capacity, p.row_groups,
-                                       static_cast<std::int64_t>(sms) * detail::marlin_resident_blocks(token_tiles));
+    std::int64_t resident = static_cast<std::int64_t>(sms) * detail::marlin_resident_blocks(token_tiles);
+    if (args.max_thread_blocks > 0) resident = std::min<std::int64_t>(resident, args.max_thread_blocks);
+    p.warps_k = detail::choose_warps_k(args, p.block_capacity, p.row_groups, resident);
     const int warps_n = 4 / p.warps_k;
     p.n_items = (p.n_tiles + warps_n - 1) / warps_n;
   }
-  p.likely_items = std::min(p.block_capacity, static_cast<std::int64_t>(std::ceil(detail::expected_blocks(args) - 1e-9))) *
-                   p.row_groups * p.n_items;
+  const std::int64_t likely_blocks =
+      std::min(p.block_capacity, static_cast<std::int64_t>(std::ceil(detail::expected_blocks(args) - 1e-9)));
+  p.likely_items = likely_blocks * p.row_groups * p.n_items;
+  p.max_grid = args.max_thread_blocks;
+  if (!wgmma && token_tiles == 1) {
+    const detail::SlicePlan plan = detail::plan_slices(args, likely_blocks * p.n_tiles, sms);
+    p.max_slices = plan.max_slices;
+    p.slice_grid = plan.grid;
+    char* slice_ws = static_cast<char*>(args.workspace) + gather_bytes(args);
+    p.slice_partials = reinterpret_cast<float*>(slice_ws);
+    p.slice_arrivals = reinterpret_cast<unsigned long long*>(slice_ws + detail::kMaxSliceWarps * detail::kSliceSlotBytes);
+    p.call_stamp = next_call_stamp();
+  }
   p.implicit_zero = marlin_bits(w.type) == 4 ? 8u : 128u;
 
   const bool shard = k_shard(w);

@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "moeval/kernels/marlin_moe.h"
@@ -40,7 +41,20 @@ struct MarlinParams {
   int warps_k;                   // warps splitting K inside a thread block (1, 2 or 4)
   std::int64_t likely_items;     // the host's estimate of the work items (launch_persistent)
   std::uint32_t implicit_zero;   // 8 or 128 when zeros is null
+  // 8-row items (marlin_slice_kernel.cuh): at most max_slices K slices per tile column, grid of
+  // slice_grid blocks; per-slice fp32 sums and per-column arrival words in the workspace; call_stamp
+  // tells this call's arrivals from anything else in those words.
+  int max_slices;
+  std::int64_t slice_grid;       // 0: 8-row items run on the thread-block kernel instead
+  std::int64_t max_grid;         // > 0: MarlinMoeArgs::max_thread_blocks
+  float* slice_partials;
+  unsigned long long* slice_arrivals;
+  std::uint32_t call_stamp;
 };
+
+// K tiles in flight per warp (MarlinTile::kStages): 8 for 8- and 16-row 4-bit items, else 4. K
+// ranges split across warps start at multiples of it.
+constexpr int marlin_k_stages(int bits, int token_tiles) { return bits == 4 && token_tiles <= 2 ? 8 : 4; }
 
 // Thread blocks of one kernel instance that fit an SM (its launch bounds; the host's work split
 // plans with it): 8-row items 5 (≤ 102 registers, 36 KB of shared memory each), 16-row items 4
@@ -60,6 +74,24 @@ std::int64_t likely_blocks(const MarlinMoeArgs& args, std::int64_t block_capacit
 double expected_blocks(const MarlinMoeArgs& args);
 // Warps splitting K (1, 2 or 4) for `resident` thread blocks on the device; see marlin_moe.cu.
 int choose_warps_k(const MarlinMoeArgs& args, std::int64_t block_capacity, int row_groups, std::int64_t resident);
+
+// Workspace of the 8-row kernel's K slices (after the act-order activations): a slot of 8 rows × 64
+// columns of fp32 sums and a 64-bit arrival word per warp, for grids of up to kMaxSliceWarps warps.
+constexpr int kMaxSliceWarps = 4096;
+constexpr std::size_t kSliceSlotBytes = 8 * 64 * sizeof(float);
+constexpr std::size_t kSliceWorkspaceBytes = kMaxSliceWarps * (kSliceSlotBytes + sizeof(unsigned long long));
+static_assert(kSliceWorkspaceBytes == kMarlinSliceWorkspaceBytes);
+
+// 8-row items: K slices of at least this many rounds of marlin_k_stages tiles (shorter slices
+// spend more on their fixed costs, the slot write and the reduction, than they save).
+constexpr int kMinSliceRounds = 2;
+// K slices at most per tile column and the grid (thread blocks) of the 8-row slice kernel for `sms`
+// SMs; grid 0 where the thread-block kernel takes the call (see marlin_moe.cu).
+struct SlicePlan {
+  int max_slices;
+  std::int64_t grid;
+};
+SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, int sms);
 
 // Launches one persistent grid; token_tiles = rows per item / 8 (1, 2, 4 or 8); k_shard selects the
 // per-row group lookup through g_idx (act-order without is_k_full).

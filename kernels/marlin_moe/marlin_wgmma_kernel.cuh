@@ -318,10 +318,10 @@ void launch_marlin_wgmma_rows(const MarlinParams& params, cudaStream_t stream) {
   constexpr std::size_t smem = marlin_wgmma_smem_bytes<BITS, ROWS>();
   if (params.zeros != nullptr) {
     launch_persistent(marlin_wgmma_kernel<T, BITS, ROWS, QuantMode::zero_point>, kMarlinThreads, items, params, stream,
-                      "marlin_moe", smem, params.likely_items);
+                      "marlin_moe", smem, params.likely_items, params.max_grid);
   } else {
     launch_persistent(marlin_wgmma_kernel<T, BITS, ROWS, QuantMode::symmetric>, kMarlinThreads, items, params, stream,
-                      "marlin_moe", smem, params.likely_items);
+                      "marlin_moe", smem, params.likely_items, params.max_grid);
   }
 }
 

@@ -39,6 +39,9 @@ struct Config {
   std::int64_t k_shards = 1;  // > 1: a real K shard (act-order, is_k_full = false), rank k_shard_rank
   std::int64_t k_shard_rank = 0;
   MarlinMmaPath path = MarlinMmaPath::automatic;
+  // block_size 8: cap the thread blocks (max_thread_blocks) so that the call runs the slice kernel:
+  // whole-column rounds, then a last round whose columns are split in K slices (see slice_cap).
+  bool sliced_tail = false;
 
   std::string name() const {
     std::string s = std::string(to_string(type)) + "_g" + (group < 0 ? std::string("ch") : std::to_string(group));
@@ -48,10 +51,12 @@ struct Config {
     s += tier == Tier::exact ? "_exact" : "_bounded";
     s += "_E" + std::to_string(experts) + "_M" + std::to_string(tokens) + "_k" + std::to_string(topk);
     if (block != 0) s += "_B" + std::to_string(block);
+    if (hidden != 256 || inter != 256) s += "_H" + std::to_string(hidden) + "_I" + std::to_string(inter);
     if (expert_map) s += "_ep";
     if (k_shards > 1) s += "_kshard" + std::to_string(k_shard_rank) + "of" + std::to_string(k_shards);
     if (path == MarlinMmaPath::wgmma) s += "_wgmma";
     if (path == MarlinMmaPath::mma_sync) s += "_mmasync";
+    if (sliced_tail) s += "_slicedtail";
     return s;
   }
   MoeProblem problem(std::uint64_t seed) const {
@@ -141,6 +146,15 @@ struct DeviceCase {
     marlin_moe(args);
     return out.download();
   }
+  // Fills the workspace with pseudo-random bytes: no call may depend on what it held before.
+  void scramble_workspace(std::uint64_t seed) {
+    std::vector<unsigned char> bytes(workspace->size());
+    for (unsigned char& b : bytes) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      b = static_cast<unsigned char>(seed >> 56);
+    }
+    workspace->upload(bytes);
+  }
 
   layouts::MarlinWeights packed;
   DeviceVector<std::uint16_t> a;
@@ -159,13 +173,29 @@ struct DeviceCase {
   MarlinMoeArgs args;
 };
 
+// The smallest thread-block cap b ≥ 2 whose 4b warps leave a last round of at most 2b of the
+// `columns` tile columns, so that it is split in ≥ 2 K slices, after ≥ 1 round of whole columns.
+int slice_cap(std::int64_t columns) {
+  for (int b = 2; 4 * b <= columns; ++b) {
+    const std::int64_t tail = columns % (4 * b);
+    if (tail > 0 && tail <= 2 * b) return b;
+  }
+  return 0;
+}
+
 void check_case(const Config& config, std::uint64_t seed) {
   const GemmCase c = build_gemm_case(config.problem(seed));
   DeviceCase d(c, config.block);
   d.args.mma_path = config.path;
+  if (config.sliced_tail) {
+    const std::int64_t blocks = d.post_padded.download()[0] / d.block;
+    d.args.max_thread_blocks = slice_cap(blocks * (c.shape.n / 64));
+    ASSERT_GT(d.args.max_thread_blocks, 0) << "no cap gives a sliced last round for " << blocks << " blocks";
+  }
   if (config.path == MarlinMmaPath::wgmma && !marlin_moe_uses_wgmma(d.args, 0)) {
     GTEST_SKIP() << "the wgmma path needs a compute capability 9.0 device and a build with sm_90a code";
   }
+  d.scramble_workspace(seed);
   const std::vector<std::uint16_t> first = d.run();
   const std::vector<std::uint16_t> second = d.run();
   EXPECT_EQ(first, second) << "not bitwise deterministic on repeat";
@@ -333,6 +363,60 @@ std::vector<Config> paths() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, MarlinMoe, ::testing::ValuesIn(paths()), config_name);
+
+// 8-row items on the slice kernel (block_size 8; thread blocks capped by slice_cap so that a small
+// problem runs whole-column rounds and then a last round split in K slices). K = 1088 is 68 K tiles,
+// 8.5 rounds of 8 (4-bit: up to 4 slices of 2–3 rounds, the last ending in a partial round; 8-bit:
+// 17 rounds of 4), or 1152 for group 128 (72 tiles). Every weight type, group, act-order with and
+// without the full K, both dtypes and GEMMs (w2 multiplies the routing weights into the sliced
+// sums); then non-local experts and a real K shard.
+std::vector<Config> slices() {
+  std::vector<Config> out;
+  for (WeightType type : {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128, WeightType::uint8}) {
+    for (int group : {-1, 32, 64, 128}) {
+      for (DType act : {DType::bf16, DType::f16}) {
+        for (ProblemKind gemm : {ProblemKind::gemm1, ProblemKind::gemm2}) {
+          Config c;
+          c.block = 8;
+          c.sliced_tail = true;
+          c.type = type;
+          c.group = group;
+          c.act = act;
+          c.gemm = gemm;
+          c.hidden = c.inter = group == 128 ? 1152 : 1088;
+          // exact tier: fp32 must hold every partial sum exactly, which 8-bit codes at this K do not
+          if (bits_of(type) == 8 && gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
+          out.push_back(c);
+          if (!has_zero_point(type) && group > 0) {
+            c.act_order = true;
+            out.push_back(c);
+            c.k_full = false;
+            out.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  Config ep;
+  ep.block = 8;
+  ep.sliced_tail = true;
+  ep.expert_map = true;
+  ep.tokens = 33;
+  ep.hidden = ep.inter = 1152;
+  out.push_back(ep);
+  Config shard;
+  shard.block = 8;
+  shard.sliced_tail = true;
+  shard.act_order = true;
+  shard.k_full = false;
+  shard.k_shards = 2;
+  shard.k_shard_rank = 1;
+  shard.hidden = 1152;  // the rank's K (GEMM1)
+  out.push_back(shard);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Slices, MarlinMoe, ::testing::ValuesIn(slices()), config_name);
 
 }  // namespace
 }  // namespace moeval::kernels::test

@@ -57,8 +57,10 @@ TEST(MoeForwardWorkspace, MarlinActOrderAddsTheLargerGemmsGatherSpace) {
     }
     args.marlin_w13.num_groups = int(hidden / 64);
     args.marlin_w2.num_groups = int(inter / 64);
+    ASSERT_EQ(kernels::choose_block_size(args.shape), 8);  // 24 · 4 / 16 = 6 slots per expert
     const std::size_t plain = kernels::moe_forward_workspace_bytes(args);
-    EXPECT_EQ(plain, kernels::moe_forward_workspace_bytes(args.shape)) << "Marlin without act-order needs no scratch";
+    EXPECT_EQ(plain, kernels::moe_forward_workspace_bytes(args.shape) + kernels::kMarlinSliceWorkspaceBytes)
+        << "Marlin without act-order needs only the slice space of block_size 8";
     args.marlin_w13.act_order = args.marlin_w2.act_order = true;
     const std::size_t gather = std::size_t(24 * 4 * std::max(hidden, inter)) * 2;
     EXPECT_GE(kernels::moe_forward_workspace_bytes(args), plain + gather);

@@ -76,6 +76,24 @@ TEST_F(MarlinMoeErrors, WorkspaceTooSmall) {
       << error_of(args);
 }
 
+TEST_F(MarlinMoeErrors, BlockSizeEightNeedsTheSliceWorkspace) {
+  MarlinMoeArgs args = valid();
+  args.blocks.block_size = 8;
+  EXPECT_EQ(marlin_moe_workspace_bytes(args), kMarlinSliceWorkspaceBytes);
+  EXPECT_NE(error_of(args).find("workspace_bytes = 0 is too small; this call needs " +
+                                std::to_string(kMarlinSliceWorkspaceBytes)),
+            std::string::npos)
+      << error_of(args);
+  args.weights.act_order = true;  // the gathered activations come first: 8 slots · 256 · 2 = 4096
+  EXPECT_EQ(marlin_moe_workspace_bytes(args), 4096 + kMarlinSliceWorkspaceBytes);
+}
+
+TEST_F(MarlinMoeErrors, MaxThreadBlocksIsNotNegative) {
+  MarlinMoeArgs args = valid();
+  args.max_thread_blocks = -1;
+  EXPECT_NE(error_of(args).find("max_thread_blocks = -1; must be ≥ 0"), std::string::npos) << error_of(args);
+}
+
 TEST_F(MarlinMoeErrors, ZeroPointsMustMatchTheType) {
   MarlinMoeArgs args = valid();
   args.weights.type = MarlinWeightType::uint4;

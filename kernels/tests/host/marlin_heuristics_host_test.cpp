@@ -109,5 +109,29 @@ TEST(MarlinHeuristics, WarpsKKeepsFourKTilesPerWarp) {
   EXPECT_EQ(warps_k(16 * 16), 4);
 }
 
+// 8-row items take the slice kernel only where the expected tile columns fill a round of resident
+// warps; its slices are at least kMinSliceRounds rounds of 8 K tiles (4-bit) or 4 (8-bit).
+TEST(MarlinHeuristics, SliceKernelWhereColumnsFillARoundOfWarps) {
+  constexpr int kSms = 132;  // 660 resident blocks of 8-row items, 2640 warps
+  auto plan = [](std::int64_t k, std::int64_t columns, int cap = 0) {
+    MarlinMoeArgs args = args_for(64, k, 1, 1, 8);
+    args.max_thread_blocks = cap;
+    return detail::plan_slices(args, columns, kSms);
+  };
+  EXPECT_EQ(plan(2048, 2639).grid, 0);  // one round holds them: the thread-block kernel
+  EXPECT_EQ(plan(2048, 2640).grid, 660);
+  EXPECT_EQ(plan(2048, 2640).max_slices, 8);  // 16 rounds of 8 tiles, 2 a slice
+  EXPECT_EQ(plan(7168, 9000).max_slices, 28);
+  EXPECT_EQ(plan(16 * 24, 9000).max_slices, 1);  // 3 rounds: no room for two slices
+  MarlinMoeArgs eight = args_for(64, 2048, 1, 1, 8);
+  eight.weights.type = MarlinWeightType::uint8b128;
+  EXPECT_EQ(detail::plan_slices(eight, 9000, kSms).max_slices, 16);  // 32 rounds of 4 tiles
+  // A thread-block cap lowers the round of warps, and the grid with it.
+  EXPECT_EQ(plan(2048, 100, 20).grid, 20);
+  EXPECT_EQ(plan(2048, 79, 20).grid, 0);
+  // Never more warps than the slice workspace has slots.
+  EXPECT_LE(detail::plan_slices(args_for(64, 2048, 1, 1, 8), 1 << 20, 1000).grid * 4, detail::kMaxSliceWarps);
+}
+
 }  // namespace
 }  // namespace moeval::kernels

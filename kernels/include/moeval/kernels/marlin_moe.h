@@ -27,8 +27,9 @@
 // one rounding; z = 8 (uint4b8), 128 (uint8b128) or the stored zero point. fp32 accumulation on
 // tensor cores; the routing weight multiplies the fp32 sum, then ONE rounding to 16 bits.
 // Rows of blocks whose expert is −1 (or ≥ E, a caller bug never dereferenced) are written as zeros;
-// padding ids (≥ num_slots) are never loaded or stored. Deterministic: no atomics; a K split inside
-// a thread block is reduced in a fixed order.
+// padding ids (≥ num_slots) are never loaded or stored. Deterministic: a K split is reduced in a
+// fixed order (inside a thread block in shared memory; across warps, block_size 8, through the
+// workspace in slice order, whichever warp arrives last), so repeated calls are bitwise equal.
 //
 // Act-order: activations are first gathered through perm into the workspace (one row per routed
 // slot, [num_slots, K] 16-bit), then the GEMM reads them with top_k = 1. With is_k_full the groups
@@ -99,10 +100,20 @@ struct MarlinMoeArgs {
   std::size_t workspace_bytes = 0;
   cudaStream_t stream = nullptr;
   MarlinMmaPath mma_path = MarlinMmaPath::automatic;
+  // > 0: at most this many thread blocks in the launch (leaves SMs to concurrent kernels, such as
+  // communication; the work is the same, in more rounds). 0: as many as fit on the device.
+  int max_thread_blocks = 0;
 };
 
+// Workspace of block_size 8 (the decode path, 8-row work items): K slices of a tile column run on
+// different warps, and each slice's fp32 sums pass through a slot of 2 KiB (8 rows × 64 columns) with
+// a 64-bit arrival word, for up to 4096 warps: 8 MiB + 32 KiB. Its contents before a call do not
+// matter (each call tells its own arrivals by a stamp and leaves the words zero).
+constexpr std::size_t kMarlinSliceWorkspaceBytes = std::size_t{4096} * (2048 + 8);
+
 // Workspace bytes: act-order needs the gathered activations, num_slots · K · 2 bytes rounded up to
-// 256; without act-order 0 (the K split is reduced inside a thread block, no global scratch).
+// 256; block_size 8 needs kMarlinSliceWorkspaceBytes after them; otherwise 0 (a K split inside a
+// thread block is reduced in shared memory). One workspace serves one call at a time.
 std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args);
 
 // Throws std::invalid_argument for unsupported input, std::runtime_error for CUDA failures.

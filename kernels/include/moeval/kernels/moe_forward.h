@@ -8,9 +8,10 @@
 // 8) and padding stays below E·(B-1) rows. Both GEMMs run on one weight format, chosen by
 // `format`: wna16_moe on Wna16Weights, or marlin_moe on MarlinMoeWeights (act-order, is_k_full,
 // zero points as kernels/marlin_moe.h states; N = 2I and H must be multiples of 64 there).
-// The workspace holds the align output, the intermediates and, on Marlin weights with act-order,
-// the activations gathered through perm (one region, reused by GEMM2: the GEMMs run in order on
-// one stream); size it with moe_forward_workspace_bytes(args).
+// The workspace holds the align output, the intermediates and, on Marlin weights, what
+// marlin_moe_workspace_bytes asks for: the activations gathered through perm with act-order, the
+// K-slice space with block_size 8 (one region, reused by GEMM2: the GEMMs run in order on one
+// stream); size it with moe_forward_workspace_bytes(args).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -59,8 +60,9 @@ struct MoeForwardArgs {
 
 // Bytes of workspace for these arguments (shape, block_size, format and, for Marlin, the weights'
 // act-order flags; pointers are not read): 256-byte-rounded regions for moe_align's scratch and
-// output, GEMM1's output [M·topk, 2I], silu_and_mul's [M·topk, I], GEMM2's [M·topk, H], and with
-// Marlin act-order max(marlin_moe_workspace_bytes of GEMM1, of GEMM2) (M·topk·K·2 bytes each).
+// output, GEMM1's output [M·topk, 2I], silu_and_mul's [M·topk, I], GEMM2's [M·topk, H], and on
+// Marlin weights max(marlin_moe_workspace_bytes of GEMM1, of GEMM2): M·topk·K·2 bytes each with
+// act-order, plus kMarlinSliceWorkspaceBytes with block_size 8.
 std::size_t moe_forward_workspace_bytes(const MoeForwardArgs& args);
 // The same for WNA16 weights from the shape and block size alone (0 = the heuristic's choice).
 std::size_t moe_forward_workspace_bytes(const MoeLayerShape& shape, int block_size = 0);

@@ -1,0 +1,171 @@
+// Internal: the Marlin MoE GEMM for 8-row items (block_size 8, the decode path), one warp per tile
+// column, with K split across warps where the tile columns alone cannot fill the GPU.
+//
+// Why a kernel of its own: an 8-row item's warps never exchange data (each lane copies its own
+// weights and activation words), so a warp can take work on its own. Work unit = (moe block, tile
+// column, K slice), dealt round-robin to all warps of the grid, tile column fastest, so the warps
+// running at one time read neighbouring tile columns of the same K bands (DRAM pages stay open).
+//
+// K slices: with C tile columns (blocks × N/64) and W warps, the first ⌊C/W⌋·W columns go out whole
+// in full rounds; the remaining R = C mod W columns (all C when C < W, the decode case) are each
+// split into S = min(max_slices, ⌊W/R⌋) K slices, so the last round has R·S ≤ W units instead of R
+// warps streaming whole columns while the rest of the GPU idles. A slice's fp32 sums go to its own
+// workspace slot; the warp that arrives last at its column (an arrival counter per column) adds the
+// S slots in slice order and stores the outputs. Fixed order, so the result does not depend on
+// which warp arrives last: bitwise equal on repeat.
+//
+// Arrival counters are 64-bit words (call stamp << 32 | arrivals) in the caller's workspace. A word
+// whose stamp is not this call's counts as zero arrivals, so the workspace needs no clearing (it may
+// hold anything, such as a test's poison bytes); the last arrival writes 0, so a replayed CUDA graph
+// (the same stamp again) starts from zero arrivals too.
+#pragma once
+
+#include <cstdint>
+
+#include "marlin_kernel.cuh"
+
+namespace moeval::kernels::detail {
+
+// Registers the lane's sums (acc[wg][0][j]) in slice `slice` of `slices` of tail column `column`
+// (< columns_in_tail) and, in the warp that completes the column, replaces them by the sum of all
+// slices in slice order. Returns whether this warp completed the column (and so stores it).
+__device__ inline bool marlin_add_slices(float (&acc)[4][1][4], const MarlinParams& p, int column, int columns_in_tail,
+                                         int slice, int slices, int lane) {
+  // Slot of unit (slice, column) = its index in the tail: slice · columns_in_tail + column.
+  float4* slots = reinterpret_cast<float4*>(p.slice_partials);
+  float4* mine = slots + (slice * columns_in_tail + column) * 128;
+#pragma unroll
+  for (int wg = 0; wg < 4; ++wg) {
+    __stcg(mine + 32 * wg + lane, make_float4(acc[wg][0][0], acc[wg][0][1], acc[wg][0][2], acc[wg][0][3]));
+  }
+  __threadfence();  // the slot is visible GPU-wide before the arrival that announces it
+  __syncwarp();
+  unsigned arrived = 0;
+  if (lane == 0) {
+    unsigned long long* word = p.slice_arrivals + column;
+    const unsigned long long stamp = static_cast<unsigned long long>(p.call_stamp) << 32;
+    unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(word);
+    for (;;) {
+      const unsigned long long count = (seen & ~0xFFFFFFFFull) == stamp ? (seen & 0xFFFFFFFFull) : 0;
+      const unsigned long long prev = atomicCAS(word, seen, stamp | (count + 1));
+      if (prev == seen) {
+        arrived = static_cast<unsigned>(count);
+        break;
+      }
+      seen = prev;
+    }
+  }
+  arrived = __shfl_sync(0xFFFFFFFFu, arrived, 0);
+  if (arrived != static_cast<unsigned>(slices - 1)) return false;
+  __threadfence();  // every other slot was written before its arrival; read them after ours
+  // Two slices' slots in flight per step (the loads are independent, the adds stay in slice order).
+  const float4* first = slots + column * 128 + lane;
+  const int stride = columns_in_tail * 128;  // float4 from one slice's slot of this column to the next
+  float4 sum[4];
+#pragma unroll
+  for (int wg = 0; wg < 4; ++wg) sum[wg] = __ldcg(first + 32 * wg);
+  for (int s = 1; s < slices; s += 2) {
+    const bool second = s + 1 < slices;
+    float4 v[2][4];
+#pragma unroll
+    for (int wg = 0; wg < 4; ++wg) {
+      v[0][wg] = __ldcg(first + s * stride + 32 * wg);
+      v[1][wg] = second ? __ldcg(first + (s + 1) * stride + 32 * wg) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (h == 1 && !second) break;
+#pragma unroll
+      for (int wg = 0; wg < 4; ++wg) {
+        sum[wg].x += v[h][wg].x;
+        sum[wg].y += v[h][wg].y;
+        sum[wg].z += v[h][wg].z;
+        sum[wg].w += v[h][wg].w;
+      }
+    }
+  }
+#pragma unroll
+  for (int wg = 0; wg < 4; ++wg) {
+    acc[wg][0][0] = sum[wg].x;
+    acc[wg][0][1] = sum[wg].y;
+    acc[wg][0][2] = sum[wg].z;
+    acc[wg][0][3] = sum[wg].w;
+  }
+  if (lane == 0) p.slice_arrivals[column] = 0;  // all slices arrived: nothing else touches the word this call
+  return true;
+}
+
+template <typename T, int BITS, QuantMode MODE>
+__global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<1>()) marlin_moe_slice_kernel(const MarlinParams p) {
+  using Tile = MarlinTile<BITS, 1>;
+  constexpr int kStages = Tile::kStages;
+  constexpr int kWarpSmem = marlin_warp_smem_uint4<BITS, 1>();
+  extern __shared__ uint4 smem[];  // 4 · kWarpSmem (marlin_smem_bytes)
+
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int warp = static_cast<int>(threadIdx.x) >> 5;
+  uint4* warp_smem = smem + warp * kWarpSmem;
+
+  const std::int64_t blocks = min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
+  const std::int64_t columns = blocks * p.n_tiles;
+  const int warps = static_cast<int>(gridDim.x) * 4;
+  const int first = static_cast<int>(blockIdx.x) * 4 + warp;
+  const std::int64_t whole = columns / warps * warps;  // columns of the full rounds
+  const int tail = static_cast<int>(columns - whole);    // < warps
+  const int slices = tail > 0 ? min(p.max_slices, warps / tail) : 1;
+
+  // Unit (column, slice of n_slices); tail_column ≥ 0 for a column of the sliced last round.
+  auto run = [&](std::int64_t column, int slice, int n_slices, int tail_column) {
+    const std::int64_t block = column / p.n_tiles;
+    const int nt = static_cast<int>(column - block * p.n_tiles);
+    const int expert = p.expert_ids[block];
+    const bool computes = expert >= 0 && expert < p.num_experts;
+    if (!computes && slice > 0) return;  // a non-local expert's zeros are stored once, by slice 0
+    const std::int64_t row0 = block * p.block_size;
+    float acc[4][1][4];
+#pragma unroll
+    for (int wg = 0; wg < 4; ++wg) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[wg][0][j] = 0.0f;
+    }
+    if (computes) {
+      const int rounds = (p.k_tiles + kStages - 1) / kStages;  // slices start at multiples of kStages tiles
+      const int kt_begin = kStages * (rounds * slice / n_slices);
+      const int kt_end = min(p.k_tiles, kStages * (rounds * (slice + 1) / n_slices));
+      marlin_warp_k_range<T, BITS, 1, MODE>(acc, p, warp_smem, expert, row0, 8, nt, kt_begin, kt_end, lane);
+      if (n_slices > 1 && !marlin_add_slices(acc, p, tail_column, tail, slice, n_slices, lane)) return;
+    }
+    store_marlin_sums<T, 1, 4>(p, row0, 8, 64 * nt + (lane >> 2), computes, lane & 3,
+                               [&](int wg, int tt, int j) { return acc[wg][tt][j]; });
+  };
+  // Whole columns dealt round-robin (first = this warp's index in the grid), then the last round:
+  // unit u of the tail = slice u / tail of tail column u % tail. One loop, so `run` is inlined once.
+  for (std::int64_t unit = first; unit < whole + tail * slices; unit += warps) {
+    std::int64_t column = unit;
+    int slice = 0, n_slices = 1, c = -1;
+    if (unit >= whole) {
+      const int u = static_cast<int>(unit - whole);
+      slice = u / tail;
+      c = u - slice * tail;
+      column = whole + c;
+      n_slices = slices;
+    }
+    run(column, slice, n_slices, c);
+  }
+}
+
+template <typename T, int BITS, QuantMode MODE>
+void launch_marlin_slices(const MarlinParams& params, cudaStream_t stream) {
+  const auto kernel = marlin_moe_slice_kernel<T, BITS, MODE>;
+  constexpr std::size_t smem = marlin_smem_bytes<BITS, 1>();
+  const unsigned grid = static_cast<unsigned>(params.slice_grid);
+  if (grid == 0) return;
+  if (smem > 48 * 1024) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+               "marlin_moe: shared memory opt-in");
+  }
+  kernel<<<grid, kMarlinThreads, smem, stream>>>(params);
+  check_cuda(cudaGetLastError(), "marlin_moe: kernel launch");
+}
+
+}  // namespace moeval::kernels::detail
