@@ -13,29 +13,30 @@ namespace moeval::kernels::test {
 namespace {
 
 TEST(MoeForwardHost, BlockSizeHeuristic) {
-  // M·topk / E tokens per expert; the smallest B in {8,..,64} with per_expert < 0.9·B.
+  // p = M·topk / E tokens per expert: 8 below 7.2, 16 below 20.8, 32 below 41.6, else 64.
   EXPECT_EQ(choose_block_size({64, 7168, 2048, 256, 8}), 8);    // 2 per expert
   EXPECT_EQ(choose_block_size({256, 7168, 2048, 256, 8}), 16);  // 8 per expert: 8 ≥ 7.2
+  EXPECT_EQ(choose_block_size({256, 2048, 768, 128, 8}), 16);   // 16 per expert: two 16-row blocks, not one of 32
+  EXPECT_EQ(choose_block_size({128, 4096, 14336, 8, 2}), 32);   // 32 per expert: 32 rows, not 48
   EXPECT_EQ(choose_block_size({4096, 4096, 14336, 8, 2}), 64);  // 1024 per expert
 }
 
-// E = 10, topk = 1: M tokens per expert = M / 10, so M = 10·(0.9·B) is exactly on the threshold.
+// E = 10, topk = 1: p = M / 10, so M = 72, 208 and 416 sit exactly on the three thresholds.
 TEST(MoeForwardHost, BlockSizeOnBothSidesOfEveryThreshold) {
   const auto pick = [](std::int64_t m) { return choose_block_size({m, 256, 128, 10, 1}); };
   struct Edge {
-    std::int64_t below, at;  // M just below 0.9·B per expert, and M exactly at it
+    std::int64_t below, at;  // M just below the threshold, and M exactly at it
     int b, next;
   };
-  for (const Edge& e : {Edge{71, 72, 8, 16}, Edge{143, 144, 16, 32}, Edge{287, 288, 32, 48}, Edge{431, 432, 48, 64}}) {
+  for (const Edge& e : {Edge{71, 72, 8, 16}, Edge{207, 208, 16, 32}, Edge{415, 416, 32, 64}}) {
     EXPECT_EQ(pick(e.below), e.b) << "M = " << e.below;
     EXPECT_EQ(pick(e.at), e.next) << "M = " << e.at;
   }
-  // Between 0.9·B and B per expert (7.5 of B = 8; 15 of B = 16): already the next size.
+  // Between 0.9·8 and 8 per expert (7.5): already 16; between 16 and 20.8 (17): still 16.
   EXPECT_EQ(pick(75), 16);
-  EXPECT_EQ(pick(150), 32);
-  // 64 is the largest the heuristic picks, on either side of its own 0.9·64 = 57.6.
-  EXPECT_EQ(pick(575), 64);
-  EXPECT_EQ(pick(576), 64);
+  EXPECT_EQ(pick(170), 16);
+  // 48 is never picked; 64 is the largest, up to any size.
+  for (std::int64_t m = 1; m <= 2000; ++m) EXPECT_NE(pick(m), 48) << "M = " << m;
   EXPECT_EQ(pick(1'000'000), 64);
   // Fewest tokens: one token, one of 256 experts.
   EXPECT_EQ(choose_block_size({1, 7168, 2048, 256, 1}), 8);

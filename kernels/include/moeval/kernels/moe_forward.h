@@ -3,9 +3,10 @@
 //   align(topk_ids, B) → GEMM1 (w13: K = H, N = 2I, top_k = topk, no routing weight)
 //   → silu_and_mul → GEMM2 (w2: K = I, N = H, top_k = 1, × topk_weights) → topk_combine.
 // Output out [M, H] = round16(Σ_j round16(w_j · y_{e_j})) as the stages above define it.
-// Block size heuristic (when block_size = 0): the smallest B in {8, 16, 32, 48, 64} with
-// M·topk / E < 0.9·B, else 64 — so a block holds about the tokens one expert receives (decode:
-// 8) and padding stays below E·(B-1) rows. Both GEMMs run on one weight format, chosen by
+// Block size heuristic (when block_size = 0), on p = M·topk / E tokens per expert: 8 for p < 7.2,
+// 16 for p < 20.8, 32 for p < 41.6, else 64 — so a block holds about the tokens one expert receives
+// (decode: 8; a little more than a block's worth goes to two smaller blocks rather than one
+// mostly-padding larger one, measured faster) and padding stays below E·(B-1) rows. Both GEMMs run on one weight format, chosen by
 // `format`: wna16_moe on Wna16Weights, or marlin_moe on MarlinMoeWeights (act-order, is_k_full,
 // zero points as kernels/marlin_moe.h states; N = 2I and H must be multiples of 64 there).
 // The workspace holds the align output, the intermediates and, on Marlin weights, what
