@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "moeval/fixtures/errors.h"
-#include "moeval/kernels/moe_forward.h"
+#include "moeval/kernels/moe_gemm_types.h"
 #include "moeval/testbed/matrices.h"
 #include "named_matrices.h"
 

@@ -37,8 +37,6 @@ struct MoeLayerShape {
 // The block size moe_forward uses for this shape when none is given (documented above).
 int choose_block_size(const MoeLayerShape& shape);
 
-// Which GEMM (and weight layout) the layer runs on.
-enum class MoeWeightFormat : std::uint8_t { wna16, marlin };
 
 struct MoeForwardArgs {
   MoeLayerShape shape;

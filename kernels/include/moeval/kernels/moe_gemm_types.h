@@ -12,6 +12,10 @@ struct GemmNK {
   std::int64_t k = 0;
 };
 
+// Which GEMM (and weight layout) a layer runs on (moe_forward). Here, in a header without CUDA types,
+// so that host code (the testbed's matrix registry in the CPU-only Python package) can name it.
+enum class MoeWeightFormat : std::uint8_t { wna16, marlin };
+
 // moe_align's output, as the GEMM reads it.
 struct MoeBlocks {
   const std::int32_t* sorted_token_ids = nullptr;      // [sorted_capacity]
