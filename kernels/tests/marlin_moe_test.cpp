@@ -214,6 +214,16 @@ TEST_P(MarlinMoe, MatchesReference) {
   check_case(GetParam(), 11);
 }
 
+// Adds c and, for a symmetric type with a group size, its act-order variants (full K, K shard).
+void add_with_act_order(std::vector<Config>& out, Config c) {
+  out.push_back(c);
+  if (has_zero_point(c.type) || c.group <= 0) return;
+  c.act_order = true;
+  out.push_back(c);
+  c.k_full = false;
+  out.push_back(c);
+}
+
 std::vector<Config> matrix() {
   std::vector<Config> out;
   for (WeightType type : {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128, WeightType::uint8}) {
@@ -225,13 +235,7 @@ std::vector<Config> matrix() {
           c.group = group;
           c.act = act;
           c.gemm = gemm;
-          out.push_back(c);
-          if (!has_zero_point(type) && group > 0) {
-            c.act_order = true;
-            out.push_back(c);
-            c.k_full = false;
-            out.push_back(c);
-          }
+          add_with_act_order(out, c);
         }
       }
     }
@@ -386,13 +390,7 @@ std::vector<Config> slices() {
           c.hidden = c.inter = group == 128 ? 1152 : 1088;
           // exact tier: fp32 must hold every partial sum exactly, which 8-bit codes at this K do not
           if (bits_of(type) == 8 && gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
-          out.push_back(c);
-          if (!has_zero_point(type) && group > 0) {
-            c.act_order = true;
-            out.push_back(c);
-            c.k_full = false;
-            out.push_back(c);
-          }
+          add_with_act_order(out, c);
         }
       }
     }
