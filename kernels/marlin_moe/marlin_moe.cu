@@ -127,6 +127,11 @@ bool uses_wgmma(const MarlinMoeArgs& args, const std::string& unavailable) {
   return args.mma_path != MarlinMmaPath::mma_sync && unavailable.empty();
 }
 
+// moe_align's blocks this call expects (the binomial mean, rounded up, within the capacity).
+std::int64_t expected_block_count(const MarlinMoeArgs& args, std::int64_t block_capacity) {
+  return std::min(block_capacity, static_cast<std::int64_t>(std::ceil(detail::expected_blocks(args) - 1e-9)));
+}
+
 }  // namespace
 
 bool marlin_moe_uses_wgmma(const MarlinMoeArgs& args, int device) {
@@ -189,8 +194,7 @@ double expected_blocks(const MarlinMoeArgs& args) {
 // counted 128 blocks for Qwen3 M = 16 where moe_align makes ~82, chose a 2-way split and left the
 // second round half empty; the 4-way split measured 58.3 → 55.5 µs (same run).
 int choose_warps_k(const MarlinMoeArgs& args, std::int64_t block_capacity, int row_groups, std::int64_t resident) {
-  const std::int64_t blocks =
-      std::min(block_capacity, static_cast<std::int64_t>(std::ceil(expected_blocks(args) - 1e-9)));
+  const std::int64_t blocks = expected_block_count(args, block_capacity);
   const std::int64_t k_tiles = args.shape.k / 16;
   const std::int64_t tile_columns = args.shape.n / 64;
   for (int warps_k : {1, 2}) {
@@ -239,6 +243,26 @@ std::uint32_t next_call_stamp() {
 
 std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args) {
   return gather_bytes(args) + (eight_row_items(args) ? detail::kSliceWorkspaceBytes : 0);
+}
+
+namespace {
+
+int sm_count(int device) {
+  int sms = 0;
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "marlin_moe: SM count");
+  return sms;
+}
+
+// The slice kernel's plan for an 8-row call (grid 0: the thread-block kernel).
+detail::SlicePlan slice_plan(const MarlinMoeArgs& args, int sms) {
+  const std::int64_t block_capacity = args.blocks.sorted_capacity / args.blocks.block_size;
+  return detail::plan_slices(args, expected_block_count(args, block_capacity) * (args.shape.n / 64), sms);
+}
+
+}  // namespace
+
+bool marlin_moe_uses_slices(const MarlinMoeArgs& args, int device) {
+  return eight_row_items(args) && args.blocks.sorted_capacity > 0 && slice_plan(args, sm_count(device)).grid > 0;
 }
 
 namespace detail {
@@ -290,8 +314,7 @@ void marlin_moe(const MarlinMoeArgs& args) {
 
   const int block_size = args.blocks.block_size;
   const int token_tiles = detail::marlin_token_tiles(block_size, k_shard(w));
-  int sms = 0;
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "marlin_moe: SM count");
+  const int sms = sm_count(device);
 
   detail::MarlinParams p{};
   p.a = static_cast<const std::uint16_t*>(args.a);
@@ -350,12 +373,10 @@ void marlin_moe(const MarlinMoeArgs& args) {
     const int warps_n = 4 / p.warps_k;
     p.n_items = (p.n_tiles + warps_n - 1) / warps_n;
   }
-  const std::int64_t likely_blocks =
-      std::min(p.block_capacity, static_cast<std::int64_t>(std::ceil(detail::expected_blocks(args) - 1e-9)));
-  p.likely_items = likely_blocks * p.row_groups * p.n_items;
+  p.likely_items = expected_block_count(args, p.block_capacity) * p.row_groups * p.n_items;
   p.max_grid = args.max_thread_blocks;
   if (!wgmma && token_tiles == 1) {
-    const detail::SlicePlan plan = detail::plan_slices(args, likely_blocks * p.n_tiles, sms);
+    const detail::SlicePlan plan = slice_plan(args, sms);
     p.max_slices = plan.max_slices;
     p.slice_grid = plan.grid;
     char* slice_ws = static_cast<char*>(args.workspace) + gather_bytes(args);

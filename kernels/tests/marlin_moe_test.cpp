@@ -191,6 +191,7 @@ void check_case(const Config& config, std::uint64_t seed) {
     const std::int64_t blocks = d.post_padded.download()[0] / d.block;
     d.args.max_thread_blocks = slice_cap(blocks * (c.shape.n / 64));
     ASSERT_GT(d.args.max_thread_blocks, 0) << "no cap gives a sliced last round for " << blocks << " blocks";
+    ASSERT_TRUE(marlin_moe_uses_slices(d.args, 0)) << "the case must run the per-warp kernel";
   }
   if (config.path == MarlinMmaPath::wgmma && !marlin_moe_uses_wgmma(d.args, 0)) {
     GTEST_SKIP() << "the wgmma path needs a compute capability 9.0 device and a build with sm_90a code";

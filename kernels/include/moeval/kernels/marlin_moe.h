@@ -122,4 +122,9 @@ void marlin_moe(const MarlinMoeArgs& args);
 // Whether marlin_moe(args) runs on the wgmma path on `device` (after the arguments were checked).
 bool marlin_moe_uses_wgmma(const MarlinMoeArgs& args, int device);
 
+// Whether marlin_moe(args) runs its 8-row items (block_size 8) on the per-warp kernel with K slices
+// on `device`: where the expected tile columns fill a round of the device's resident warps (under
+// max_thread_blocks), else the thread-block kernel.
+bool marlin_moe_uses_slices(const MarlinMoeArgs& args, int device);
+
 }  // namespace moeval::kernels
