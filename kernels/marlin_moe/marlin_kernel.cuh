@@ -564,6 +564,33 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinP
 template <int TT>
 __host__ __device__ constexpr int marlin_blocks_per_sm() { return marlin_resident_blocks(TT); }
 
+// moe_align's blocks a launch works on: its count, within the capacity of the caller's buffers.
+__device__ inline std::int64_t marlin_block_count(const MarlinParams& p) {
+  return min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
+}
+
+// Work item `item` of a thread-block kernel: (moe block, row group of ROWS rows, N item), N fastest.
+struct MarlinItem {
+  int n_item;
+  int expert;
+  bool computes;      // a local expert; rows of a non-local (−1) one are stored as zeros
+  std::int64_t row0;  // the item's first row of sorted_token_ids
+  int rows;           // rows of the block in this row group
+};
+template <int ROWS>
+__device__ inline MarlinItem marlin_item(const MarlinParams& p, std::int64_t item) {
+  MarlinItem it;
+  it.n_item = static_cast<int>(item % p.n_items);
+  const std::int64_t rest = item / p.n_items;
+  const int row_group = static_cast<int>(rest % p.row_groups);
+  const std::int64_t block = rest / p.row_groups;
+  it.expert = p.expert_ids[block];
+  it.computes = it.expert >= 0 && it.expert < p.num_experts;
+  it.row0 = block * p.block_size + static_cast<std::int64_t>(row_group) * ROWS;
+  it.rows = min(ROWS, p.block_size - row_group * ROWS);
+  return it;
+}
+
 template <typename T, int BITS, int TT, QuantMode MODE>
 __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) marlin_moe_kernel(const MarlinParams p) {
   using Tile = MarlinTile<BITS, TT>;
@@ -581,8 +608,7 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
   const int wk = warp / warps_n;
   uint4* warp_smem = smem + warp * kWarpSmem;
 
-  const std::int64_t blocks = min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
-  const std::int64_t items = blocks * p.row_groups * p.n_items;
+  const std::int64_t items = marlin_block_count(p) * p.row_groups * p.n_items;
   const int kt_begin = marlin_k_split(p.k_tiles, p.warps_k, wk, kStages);
   const int kt_end = marlin_k_split(p.k_tiles, p.warps_k, wk + 1, kStages);
 
@@ -590,15 +616,12 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
   // columns of the same K bands, which keeps DRAM pages open (H200, Mixtral w13 M = 16: 239 →
   // 169 µs against contiguous runs per block; activations come through cp.async, not L1 reuse).
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int n_item = static_cast<int>(item % p.n_items);
-    const std::int64_t rest = item / p.n_items;
-    const int row_group = static_cast<int>(rest % p.row_groups);
-    const std::int64_t block = rest / p.row_groups;
-    const int expert = p.expert_ids[block];
-    const bool computes = expert >= 0 && expert < p.num_experts;
-    const std::int64_t row0 = block * p.block_size + static_cast<std::int64_t>(row_group) * kRows;
-    const int rows = min(kRows, p.block_size - row_group * kRows);
-    const int nt = n_item * warps_n + wn;  // this warp's Marlin tile column
+    const MarlinItem it = marlin_item<kRows>(p, item);
+    const int expert = it.expert;
+    const bool computes = it.computes;
+    const std::int64_t row0 = it.row0;
+    const int rows = it.rows;
+    const int nt = it.n_item * warps_n + wn;  // this warp's Marlin tile column
     const bool warp_in_n = nt < p.n_tiles;
 
     float acc[4][TT][4];

@@ -379,10 +379,12 @@ void marlin_moe(const MarlinMoeArgs& args) {
     const detail::SlicePlan plan = slice_plan(args, sms);
     p.max_slices = plan.max_slices;
     p.slice_grid = plan.grid;
-    char* slice_ws = static_cast<char*>(args.workspace) + gather_bytes(args);
-    p.slice_partials = reinterpret_cast<float*>(slice_ws);
-    p.slice_arrivals = reinterpret_cast<unsigned long long*>(slice_ws + detail::kMaxSliceWarps * detail::kSliceSlotBytes);
-    p.call_stamp = next_call_stamp();
+    if (plan.grid > 0) {  // the slice kernel's workspace and this call's stamp
+      char* slice_ws = static_cast<char*>(args.workspace) + gather_bytes(args);
+      p.slice_partials = reinterpret_cast<float*>(slice_ws);
+      p.slice_arrivals = reinterpret_cast<unsigned long long*>(slice_ws + detail::kMaxSliceWarps * detail::kSliceSlotBytes);
+      p.call_stamp = next_call_stamp();
+    }
   }
   p.implicit_zero = marlin_bits(w.type) == 4 ? 8u : 128u;
 

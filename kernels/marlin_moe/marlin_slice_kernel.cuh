@@ -106,8 +106,7 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<1>()) mar
   const int warp = static_cast<int>(threadIdx.x) >> 5;
   uint4* warp_smem = smem + warp * kWarpSmem;
 
-  const std::int64_t blocks = min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
-  const std::int64_t columns = blocks * p.n_tiles;
+  const std::int64_t columns = marlin_block_count(p) * p.n_tiles;
   const int warps = static_cast<int>(gridDim.x) * 4;
   const int first = static_cast<int>(blockIdx.x) * 4 + warp;
   const std::int64_t whole = columns / warps * warps;  // columns of the full rounds

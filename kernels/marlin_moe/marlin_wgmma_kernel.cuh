@@ -158,20 +158,16 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
   uint4* const scale_slots = reinterpret_cast<uint4*>(ring + kStages * 32 * Tile::kLaneBytes) + lane;  // pair s / 2
   if ((act_shared & 1023u) != 0) __trap();  // the swizzled B descriptors need 1024-byte aligned chunks
 
-  const std::int64_t blocks = min(static_cast<std::int64_t>(*p.num_tokens_post_padded / p.block_size), p.block_capacity);
-  const std::int64_t items = blocks * p.row_groups * p.n_items;
+  const std::int64_t items = marlin_block_count(p) * p.row_groups * p.n_items;
   const int k_tiles = p.k_tiles;
 
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int n_item = static_cast<int>(item % p.n_items);
-    const std::int64_t rest = item / p.n_items;
-    const int row_group = static_cast<int>(rest % p.row_groups);
-    const std::int64_t block = rest / p.row_groups;
-    const int expert = p.expert_ids[block];
-    const bool computes = expert >= 0 && expert < p.num_experts;  // the same in every warp of the block
-    const std::int64_t row0 = block * p.block_size + static_cast<std::int64_t>(row_group) * kRows;
-    const int rows = min(kRows, p.block_size - row_group * kRows);
-    const int nt = n_item * Tile::kTileColumns + warp_column;
+    const MarlinItem it = marlin_item<kRows>(p, item);
+    const int expert = it.expert;
+    const bool computes = it.computes;  // the same in every warp of the block
+    const std::int64_t row0 = it.row0;
+    const int rows = it.rows;
+    const int nt = it.n_item * Tile::kTileColumns + warp_column;
     const bool warp_in_n = nt < p.n_tiles;  // a warp past N still joins every wgmma, with zero A
 
     float acc[kGroups][kRows / 2];

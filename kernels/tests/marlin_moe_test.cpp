@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -149,10 +150,8 @@ struct DeviceCase {
   // Fills the workspace with pseudo-random bytes: no call may depend on what it held before.
   void scramble_workspace(std::uint64_t seed) {
     std::vector<unsigned char> bytes(workspace->size());
-    for (unsigned char& b : bytes) {
-      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-      b = static_cast<unsigned char>(seed >> 56);
-    }
+    std::mt19937_64 rng(seed);
+    for (unsigned char& b : bytes) b = static_cast<unsigned char>(rng() >> 56);
     workspace->upload(bytes);
   }
 
