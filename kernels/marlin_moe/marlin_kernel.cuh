@@ -98,6 +98,21 @@ __device__ inline std::int64_t channelwise_position(std::int64_t n) {
   return (n & ~std::int64_t{31}) + 8 * (half & 3) + 2 * (half >> 2) + (r & 1);
 }
 
+// The lane's 8 scales of Marlin tile column nt when G == 1 (columns 64·nt + g + 16i and + 8, i < 4),
+// gathered from the channelwise-permuted row of `expert`, in the grouped order set_scales takes
+// (uint4_at(result, i) = columns c, c + 8 of 16-column group i).
+__device__ inline uint4 channelwise_lane_scales(const MarlinParams& p, int expert, int nt, int g) {
+  const std::uint16_t* row = p.scales + static_cast<std::int64_t>(expert) * p.n;
+  std::uint32_t sc[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const std::int64_t col = 64 * nt + g + 16 * i;
+    sc[i] = static_cast<std::uint32_t>(__ldg(row + channelwise_position(col))) |
+            (static_cast<std::uint32_t>(__ldg(row + channelwise_position(col + 8))) << 16);
+  }
+  return make_uint4(sc[0], sc[1], sc[2], sc[3]);
+}
+
 // W16 pair = round16((u − z)·s) for the two codes of pair p of `word` (4-bit: nibbles p, p+4;
 // 8-bit: bytes p, p+2), one rounding each. zero2 = (base | z) in both halves; scale2 holds the two
 // codes' scales (equal except on the K-shard path, where the two rows may sit in different groups).
@@ -510,16 +525,7 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinP
 #pragma unroll
   for (int i = 0; i < 8; ++i) gp.zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
   if (MODE != QuantMode::k_shard && p.channelwise) {
-    // G == 1: the lane's 8 scales for the whole K, gathered once from the channelwise order.
-    const std::uint16_t* row = p.scales + static_cast<std::int64_t>(expert) * p.n;
-    std::uint32_t sc[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const std::int64_t col = 64 * nt + g + 16 * i;
-      sc[i] = static_cast<std::uint32_t>(__ldg(row + channelwise_position(col))) |
-              (static_cast<std::uint32_t>(__ldg(row + channelwise_position(col + 8))) << 16);
-    }
-    set_scales<T>(gp, make_uint4(sc[0], sc[1], sc[2], sc[3]));
+    set_scales<T>(gp, channelwise_lane_scales(p, expert, nt, g));  // G == 1: once for the whole K
   }
   std::uint32_t zw[Tile::kScaleSlots][BITS / 4];  // zero words, one set per scale slot
   cursor.weight = lt.weight + kt_begin * lt.weight_kt_stride;

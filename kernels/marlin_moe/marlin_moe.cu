@@ -8,6 +8,7 @@
 
 #include "marlin_gather.h"
 #include "marlin_params.h"
+#include "wgmma_support.h"
 #include "moeval/kernels/device_info.h"
 #include "moeval/kernels/marlin_moe.h"
 #include "moeval/kernels/moe_align.h"
@@ -100,26 +101,10 @@ void check_arguments(const MarlinMoeArgs& args) {
   }
 }
 
-bool wgmma_built() {
-#if defined(MOEVAL_HAVE_WGMMA)
-  return true;
-#else
-  return false;
-#endif
-}
-
 // Why the wgmma path cannot take this call on `device`, or empty when it can.
 std::string wgmma_unavailable(const MarlinMoeArgs& args, int device) {
   if (!wgmma_item_shape(args)) return "it runs 64-row work items only";
-  if (!wgmma_built()) return "this build has no sm_90a code (sm_90 was not among CMAKE_CUDA_ARCHITECTURES)";
-  int major = 0, minor = 0;
-  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "marlin_moe: compute capability");
-  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "marlin_moe: compute capability");
-  if (major != 9 || minor != 0) {
-    return "it needs a compute capability 9.0 device (sm_90a code); device " + std::to_string(device) + " is " +
-           std::to_string(major) + "." + std::to_string(minor);
-  }
-  return {};
+  return detail::wgmma_unavailable_on(device);
 }
 
 // `unavailable`: wgmma_unavailable(args, device).

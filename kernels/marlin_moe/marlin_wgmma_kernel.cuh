@@ -132,6 +132,30 @@ __device__ inline void load_lane_words(std::uint32_t (&w)[Tile::kLaneBytes / 4],
   }
 }
 
+// The MMAs of one K tile of a warp: per group gg, wait until the MMA that last read frag[gg]
+// (issued kGroups MMAs ago) is done, dequantize the group into it, issue its MMA. So a group's
+// dequantization overlaps the MMAs before it, across K tiles too, with one A register set.
+// `lane_words`: the lane's words of the tile in its ring slot; `b_address`: the shared-memory address
+// of the tile's 16 k in its activation chunk.
+// Shared by the kernel and the measurement of its rate without loads (marlin_wgmma_rate.cu).
+template <typename T, int BITS, int ROWS>
+__device__ inline void marlin_wgmma_tile(float (&acc)[WgmmaTile<BITS, ROWS>::kGroups][ROWS / 2],
+                                         std::uint32_t (&frag)[WgmmaTile<BITS, ROWS>::kGroups][4], const char* lane_words,
+                                         const GroupParams& gp, unsigned b_address) {
+  using Tile = WgmmaTile<BITS, ROWS>;
+  std::uint32_t w[Tile::kLaneBytes / 4];
+  load_lane_words<Tile>(w, lane_words);
+  const std::uint64_t desc = wgmma_sw128_descriptor(b_address);
+#pragma unroll
+  for (int gg = 0; gg < Tile::kGroups; ++gg) {
+    wgmma_wait<Tile::kGroups - 1>();
+    marlin_dequant_group<T, BITS>(frag[gg], w, gp, gg);
+    wgmma_fence();
+    wgmma_m64k16<T, ROWS>(acc[gg], frag[gg], desc);
+    wgmma_commit();
+  }
+}
+
 // Two thread blocks per SM: 128 accumulators per thread leave room for no third (measured: 64-row
 // items over 2 tile columns, 64 accumulators and 3 blocks per SM, ran 1.2–1.3× slower on the H200).
 template <typename T, int BITS, int ROWS, QuantMode MODE>
@@ -203,15 +227,7 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
 #pragma unroll
       for (int i = 0; i < 8; ++i) gp.scale2[i] = 0u;  // warps past N: zero A fragments
       if (p.channelwise && warp_in_n) {
-        const std::uint16_t* row = p.scales + static_cast<std::int64_t>(expert) * p.n;
-        std::uint32_t sc[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const std::int64_t col = 64 * nt + g + 16 * i;
-          sc[i] = static_cast<std::uint32_t>(__ldg(row + channelwise_position(col))) |
-                  (static_cast<std::uint32_t>(__ldg(row + channelwise_position(col + 8))) << 16);
-        }
-        set_warp_scales<T, kGroups>(gp, make_uint4(sc[0], sc[1], sc[2], sc[3]), group_first);
+        set_warp_scales<T, kGroups>(gp, channelwise_lane_scales(p, expert, nt, g), group_first);
       }
       std::uint32_t zw[Tile::kScaleSlots][BITS / 4];
 #pragma unroll
@@ -264,10 +280,7 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
         }
       };
 
-      // Per group gg: wait until the MMA that last read frag[gg] (issued kGroups MMAs ago) is done,
-      // dequantize the group into it, issue its MMA. So a group's dequantization overlaps the MMAs
-      // before it, across K tiles too, with one A register set.
-      std::uint32_t frag[kGroups][4];
+      std::uint32_t frag[kGroups][4];  // the A fragments (marlin_wgmma_tile)
       auto compute = [&](int s, int round) {
         wait_async<kStages - 1>();
         if (s % Tile::kChunkTiles == 0) {
@@ -278,18 +291,9 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
           if (!p.channelwise) set_warp_scales<T, kGroups>(gp, scale_slots[32 * (s / 2)], group_first);
           if constexpr (MODE == QuantMode::zero_point) set_warp_zeros<T, BITS, kGroups>(gp, zw[s / 2], group_first);
         }
-        std::uint32_t w[Tile::kLaneBytes / 4];
-        load_lane_words<Tile>(w, slots + 32 * Tile::kLaneBytes * s);
-        const std::uint64_t desc = wgmma_sw128_descriptor(act_shared + static_cast<unsigned>(Tile::kChunkBytes) * compute_buf +
-                                                          32u * static_cast<unsigned>(s % Tile::kChunkTiles));
-#pragma unroll
-        for (int gg = 0; gg < kGroups; ++gg) {
-          wgmma_wait<kGroups - 1>();
-          marlin_dequant_group<T, BITS>(frag[gg], w, gp, gg);
-          wgmma_fence();
-          wgmma_m64k16<T, kRows>(acc[gg], frag[gg], desc);
-          wgmma_commit();
-        }
+        marlin_wgmma_tile<T, BITS, ROWS>(acc, frag, slots + 32 * Tile::kLaneBytes * s, gp,
+                                         act_shared + static_cast<unsigned>(Tile::kChunkBytes) * compute_buf +
+                                             32u * static_cast<unsigned>(s % Tile::kChunkTiles));
         if (s % Tile::kChunkTiles == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
       };
 

@@ -26,6 +26,16 @@ std::string format_table(const BenchRun& run) {
                 "vs cuBLAS.\n",
                 run.device.c_str(), run.ceilings.copy_bytes_per_s / 1e12, run.ceilings.dense_flops_per_s / 1e12);
   out += line;
+  if (run.ceilings.marlin_k_loop_skipped.empty()) {
+    std::snprintf(line, sizeof line,
+                  "marlin wgmma K loop alone (bf16 uint4b8, dequantize + MMA, nothing loaded): %.0f TFLOP/s with 64-row "
+                  "items, %.0f with 128-row items\n",
+                  run.ceilings.marlin_k_loop_64 / 1e12, run.ceilings.marlin_k_loop_128 / 1e12);
+  } else {
+    std::snprintf(line, sizeof line, "marlin wgmma K loop alone: not measured (%s)\n",
+                  run.ceilings.marlin_k_loop_skipped.c_str());
+  }
+  out += line;
   std::snprintf(line, sizeof line, "%-18s %-6s %5s %6s %4s %3s %9s %9s %9s %9s %9s %10s %8s %8s %9s\n", "shape", "kernel",
                 "M", "T", "Etch", "B", "MB", "floor_us", "roof_us", "ours_us", "+align_us", "cublas_us", "roof/ours",
                 "cub/ours", "normdiff");
@@ -58,6 +68,13 @@ nlohmann::json to_json(const BenchRun& run) {
   j["command"] = run.command;
   j["ceilings"] = {{"copy_bytes_per_s", run.ceilings.copy_bytes_per_s},
                    {"dense_bf16_flops_per_s", run.ceilings.dense_flops_per_s}};
+  if (run.ceilings.marlin_k_loop_skipped.empty()) {
+    j["ceilings"]["marlin_wgmma_k_loop_flops_per_s"] = {{"rows_64", run.ceilings.marlin_k_loop_64},
+                                                         {"rows_128", run.ceilings.marlin_k_loop_128}};
+  } else {
+    j["ceilings"]["marlin_wgmma_k_loop_flops_per_s"] = nullptr;
+    j["ceilings"]["marlin_wgmma_k_loop_skipped"] = run.ceilings.marlin_k_loop_skipped;
+  }
   j["method"] = "median of CUDA-event-timed runs after warm-up; L2 flushed (256 MiB memset) before each timed run; "
                 "int4 g128 bf16 random weights generated on the GPU, the same logical weights for every kernel "
                 "(ours_* / roofline_over_ours: wna16_moe; marlin_*: marlin_moe); uniform routing (topk distinct experts per token)";

@@ -7,6 +7,7 @@
 #include "moeval/bench/device_fill.h"
 #include "moeval/bench/event_timer.h"
 #include "moeval/kernels/device_info.h"
+#include "moeval/kernels/marlin_wgmma_rate.h"
 
 namespace moeval::bench {
 namespace {
@@ -60,6 +61,16 @@ Ceilings measure_ceilings(int repeats) {
     c.dense_flops_per_s = 2.0 * n * double(n) * n / s;
   }
   kernels::check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  kernels::MarlinWgmmaRateArgs k_loop;  // bf16 uint4b8, as the bench's weights
+  kernels::check_cuda(cudaGetDevice(&k_loop.device), "cudaGetDevice");
+  c.marlin_k_loop_skipped = kernels::marlin_wgmma_k_loop_unavailable(k_loop.device);
+  if (c.marlin_k_loop_skipped.empty()) {
+    k_loop.repeats = repeats;
+    k_loop.rows = 64;
+    c.marlin_k_loop_64 = kernels::marlin_wgmma_k_loop_rate(k_loop);
+    k_loop.rows = 128;
+    c.marlin_k_loop_128 = kernels::marlin_wgmma_k_loop_rate(k_loop);
+  }
   return c;
 }
 
