@@ -224,22 +224,29 @@ void add_with_act_order(std::vector<Config>& out, Config c) {
   out.push_back(c);
 }
 
-std::vector<Config> matrix() {
+// `base` with every weight type × group (channelwise, 32, 64, 128) × dtype × GEMM, in that order.
+std::vector<Config> every_format(const Config& base) {
   std::vector<Config> out;
   for (WeightType type : {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128, WeightType::uint8}) {
     for (int group : {-1, 32, 64, 128}) {
       for (DType act : {DType::bf16, DType::f16}) {
         for (ProblemKind gemm : {ProblemKind::gemm1, ProblemKind::gemm2}) {
-          Config c;
+          Config c = base;
           c.type = type;
           c.group = group;
           c.act = act;
           c.gemm = gemm;
-          add_with_act_order(out, c);
+          out.push_back(c);
         }
       }
     }
   }
+  return out;
+}
+
+std::vector<Config> matrix() {
+  std::vector<Config> out;
+  for (const Config& c : every_format(Config{})) add_with_act_order(out, c);
   return out;
 }
 
@@ -376,24 +383,14 @@ INSTANTIATE_TEST_SUITE_P(Paths, MarlinMoe, ::testing::ValuesIn(paths()), config_
 // sums); then non-local experts and a real K shard.
 std::vector<Config> slices() {
   std::vector<Config> out;
-  for (WeightType type : {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128, WeightType::uint8}) {
-    for (int group : {-1, 32, 64, 128}) {
-      for (DType act : {DType::bf16, DType::f16}) {
-        for (ProblemKind gemm : {ProblemKind::gemm1, ProblemKind::gemm2}) {
-          Config c;
-          c.block = 8;
-          c.sliced_tail = true;
-          c.type = type;
-          c.group = group;
-          c.act = act;
-          c.gemm = gemm;
-          c.hidden = c.inter = group == 128 ? 1152 : 1088;
-          // exact tier: fp32 must hold every partial sum exactly, which 8-bit codes at this K do not
-          if (bits_of(type) == 8 && gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
-          add_with_act_order(out, c);
-        }
-      }
-    }
+  Config sliced;
+  sliced.block = 8;
+  sliced.sliced_tail = true;
+  for (Config c : every_format(sliced)) {
+    c.hidden = c.inter = c.group == 128 ? 1152 : 1088;
+    // exact tier: fp32 must hold every partial sum exactly, which 8-bit codes at this K do not
+    if (bits_of(c.type) == 8 && c.gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
+    add_with_act_order(out, c);
   }
   Config ep;
   ep.block = 8;
