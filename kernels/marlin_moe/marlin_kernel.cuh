@@ -188,9 +188,12 @@ __host__ __device__ constexpr int marlin_k_split(int k_tiles, int warps_k, int w
 }
 
 // Where the next K tile to load comes from: the lane's weights, advanced one tile per load (tiles
-// are loaded in order), and its activations. Chunked: the A rows of the lane's 2·TT rows
-// 4i + lane / 8 of the item (−1: a padding row, zero-filled and never read); rows, not pointers,
-// keep the 5-blocks-per-SM instances inside their 102 registers. Per-lane words: a pointer to
+// are loaded in order), and its activations. Chunked: where the lane's 2·TT rows 4i + lane / 8
+// of the item start in A, in 16-byte units, and which of them are real (padding rows are
+// zero-filled and never read). 32-bit offsets cost the registers of row indices, and a chunk's
+// source per row is an add and a shift; row · K in 64 bits took ~12 instructions a row and chunk
+// (16-row items: 121 → 111 instructions a K tile, 7–9 % faster at DeepSeek-V3 M = 256, H200).
+// Per-lane words: a pointer to
 // token g's pair (2t, 2t+1) of the next tile (padding rows read row 0 of A, never stored).
 // The scales and zero words of the next group to load, likewise advanced one group at a time.
 template <int TT, bool CHUNKED = (TT >= 2)>
@@ -198,7 +201,8 @@ struct LoadCursor {
   const std::uint32_t* weight;
   const std::uint16_t* scales;
   const std::uint32_t* zeros;
-  std::int32_t row[2 * TT];
+  std::uint32_t a16[2 * TT];
+  std::uint32_t real_rows;  // bit i: row 4i + lane / 8 is a routed slot (else padding, a16 = 0)
 };
 template <int TT>
 struct LoadCursor<TT, false> {
@@ -220,18 +224,24 @@ __device__ inline std::uint32_t* stage_activations(uint4* stage, int lane) {
 __device__ inline int chunk_unit(int row, int piece) { return 8 * row + (piece ^ (row & 7)); }
 
 // Copies the chunk whose first K tile is kc into `buf` (the lane's piece q = lane % 8 of each of its
-// rows); pieces past kt_end are zero-filled without a read.
+// rows 4i + lane / 8); pieces past kt_end are zero-filled without a read. Row 4i + r's piece sits at
+// chunk_unit(4i + r, q) = 32i + 8r + ((q ^ r) ^ 4·(i % 2)) for r < 4: two lane offsets, the rest
+// immediates. The source is A + 16·(a16 + piece) bytes, inside A for every row: a padding row has
+// a16 = 0 (row 0), and a piece past the K range is read from piece 0 (neither is read: zero-fill).
 template <int TT>
 __device__ inline void marlin_load_chunk(uint4* buf, const LoadCursor<TT>& cur, const MarlinParams& p, int kc, int kt_end,
                                          int lane) {
   const int q = lane & 7;
+  const int r = lane >> 3;
   const bool in_k = kc + (q >> 1) < kt_end;
-  const std::uint16_t* col = p.a + 16 * kc + 8 * q;
+  const std::uint32_t piece = in_k ? 2u * static_cast<std::uint32_t>(kc) + static_cast<std::uint32_t>(q) : 0u;
+  const int unit_even = 8 * r + (q ^ r);
+  const char* a = reinterpret_cast<const char*>(p.a);
 #pragma unroll
   for (int i = 0; i < 2 * TT; ++i) {
-    const bool fill = in_k && cur.row[i] >= 0;
-    copy_async_16_or_zero(buf + chunk_unit(4 * i + (lane >> 3), q), fill ? col + std::int64_t(cur.row[i]) * p.k : p.a,
-                          fill);
+    const bool fill = in_k && ((cur.real_rows >> i) & 1u) != 0;
+    copy_async_16_or_zero(buf + 32 * i + (i % 2 == 0 ? unit_even : unit_even ^ 4),
+                          a + 16ull * (cur.a16[i] + piece), fill);
   }
 }
 
@@ -497,12 +507,16 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinP
   const unsigned ldsm_offset = ldmatrix_lane_offset(lane);
   LoadCursor<TT> cursor;
   if constexpr (Tile::kChunked) {
+    cursor.real_rows = 0;
 #pragma unroll
     for (int i = 0; i < 2 * TT; ++i) {
       const int r = 4 * i + (lane >> 3);
       const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
       // Padding rows are zero-filled: their mma columns are never stored, and columns are independent.
-      cursor.row[i] = sid >= 0 && sid < p.num_slots ? static_cast<std::int32_t>(sid / p.top_k) : -1;
+      // a16 + piece < 2^32: marlin_moe rejects an A of more than 2^35 − 16 elements on this path.
+      const bool real = sid >= 0 && sid < p.num_slots;
+      cursor.a16[i] = real ? static_cast<std::uint32_t>((sid / p.top_k) * (p.k / 8)) : 0u;
+      cursor.real_rows |= static_cast<std::uint32_t>(real) << i;
     }
   } else {
 #pragma unroll

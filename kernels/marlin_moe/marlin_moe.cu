@@ -90,6 +90,19 @@ void check_arguments(const MarlinMoeArgs& args) {
   if (!aligned(w.scales, 16)) reject("scales must be 16-byte aligned");
   if (!aligned(w.zeros, 8)) reject("zeros must be 8-byte aligned");
   if (!aligned(args.a, 4) || !aligned(args.c, 2)) reject("a must be 4-byte and c 2-byte aligned");
+  if (!w.act_order && args.blocks.block_size >= 16 && !aligned(args.a, 16)) {
+    // 16-, 32- and 64-row items copy activation rows in 16-byte pieces (act-order reads the
+    // gathered copy in the workspace instead; 8-row items copy 4-byte words).
+    reject("a must be 16-byte aligned for block_size " + str(args.blocks.block_size) +
+           " without act-order (activation rows are copied in 16-byte pieces); 4-byte alignment suffices for "
+           "block_size 8 or act-order");
+  }
+  // Those items address A's rows in 16-byte units with 32-bit offsets (marlin_kernel.cuh).
+  const std::int64_t a_rows = w.act_order ? args.blocks.num_slots : args.blocks.num_slots / args.top_k;
+  if (args.blocks.block_size >= 16 && a_rows * (s.k / 8) > std::int64_t{0xFFFFFFFE}) {
+    reject("A holds " + str(a_rows) + " rows × K = " + str(s.k) + " elements; block_size ≥ 16 supports at most " +
+           "2^35 − 16 (split the tokens over several calls)");
+  }
   const std::size_t needed = marlin_moe_workspace_bytes(args);
   if (args.workspace_bytes < needed) {
     reject("workspace_bytes = " + str(static_cast<std::int64_t>(args.workspace_bytes)) + " is too small; this call needs " +

@@ -112,5 +112,43 @@ TEST_F(MarlinMoeErrors, WgmmaPathNeedsSixtyFourRowItems) {
       << error_of(args);
 }
 
+// 16-row items and taller copy activation rows in 16-byte pieces: an A only 4-byte aligned is an
+// error there (it would be a misaligned cp.async on the device), and fine for 8-row items and
+// act-order (which reads the gathered copy).
+TEST_F(MarlinMoeErrors, ActivationsInSixteenBytePiecesNeedSixteenByteAlignment) {
+  MarlinMoeArgs args = valid();  // block_size 16
+  args.a = static_cast<const char*>(args.a) + 4;
+  EXPECT_NE(error_of(args).find("a must be 16-byte aligned for block_size 16 without act-order"), std::string::npos)
+      << error_of(args);
+  args.blocks.block_size = 8;
+  EXPECT_EQ(error_of(args).find("16-byte aligned"), std::string::npos) << error_of(args);
+  args.blocks.block_size = 16;
+  args.weights.act_order = true;
+  EXPECT_EQ(error_of(args).find("16-byte aligned"), std::string::npos) << error_of(args);
+}
+
+// Those items address A's rows with 32-bit offsets in 16-byte units: 2^35 − 16 elements at most.
+TEST_F(MarlinMoeErrors, ActivationsBeyondThirtyTwoBitRowOffsetsAreRejected) {
+  MarlinMoeArgs args = valid();
+  args.shape.k = 8192;
+  args.weights.num_groups = 64;
+  args.top_k = 1;
+  args.blocks.num_slots = (std::int64_t{1} << 22) + 1;  // (2^22 + 1) · 8192 / 8 > 2^32 − 2
+  args.blocks.sorted_capacity = std::int64_t{1} << 24;
+  EXPECT_NE(error_of(args).find("A holds 4194305 rows × K = 8192 elements; block_size ≥ 16 supports at most"),
+            std::string::npos)
+      << error_of(args);
+  args.blocks.num_slots = std::int64_t{1} << 22;  // exactly 2^32 units: still one too many
+  EXPECT_NE(error_of(args).find("A holds 4194304 rows"), std::string::npos) << error_of(args);
+  args.blocks.num_slots = (std::int64_t{1} << 22) - 1;  // passes this check; the fake pointers fail a later one
+  std::string later;
+  try {
+    marlin_moe(args);
+  } catch (const std::exception& e) {
+    later = e.what();
+  }
+  EXPECT_EQ(later.find("A holds"), std::string::npos) << later;
+}
+
 }  // namespace
 }  // namespace moeval::kernels

@@ -40,7 +40,9 @@
 //   type uint4b8, uint4 (zero points), uint8b128, uint8 (zero points); group_size 32, 64, 128 or −1;
 //   K % 16 == 0, N % 64 == 0, K % group_size == 0 unless act-order without is_k_full; act-order only
 //   for uint4b8/uint8b128 with a group size; block_size ∈ {8, 16, 32, 48, 64, 128};
-//   16-byte aligned qweight and scales, 4-byte aligned A and C; every pointer on one device (the
+//   16-byte aligned qweight and scales; A 16-byte aligned for block_size ≥ 16 without act-order (those
+//   items copy activation rows in 16-byte pieces), else 4-byte; C 2-byte; for block_size ≥ 16 an A of
+//   at most 2^35 − 16 elements (rows addressed by 32-bit offsets); every pointer on one device (the
 //   launch goes to that device and the caller's current device is restored); workspace ≥
 //   marlin_moe_workspace_bytes(args).
 #pragma once
