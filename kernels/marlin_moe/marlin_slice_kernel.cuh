@@ -159,10 +159,7 @@ void launch_marlin_slices(const MarlinParams& params, cudaStream_t stream) {
   constexpr std::size_t smem = marlin_smem_bytes<BITS, 1>();
   const unsigned grid = static_cast<unsigned>(params.slice_grid);
   if (grid == 0) return;
-  if (smem > 48 * 1024) {
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-               "marlin_moe: shared memory opt-in");
-  }
+  opt_in_shared_memory(kernel, smem, "marlin_moe");
   kernel<<<grid, kMarlinThreads, smem, stream>>>(params);
   check_cuda(cudaGetLastError(), "marlin_moe: kernel launch");
 }

@@ -80,14 +80,8 @@ template <typename T, int BITS, int ROWS>
 KLoopTiming time_rows(int k_tiles, int repeats) {
   auto kernel = marlin_wgmma_rate_kernel<T, BITS, ROWS>;
   constexpr std::size_t smem = marlin_wgmma_smem_bytes<BITS, ROWS>();
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-             "marlin_wgmma_k_loop_rate: shared memory opt-in");
-  int device = 0, sms = 0, per_sm = 0;
-  check_cuda(cudaGetDevice(&device), "marlin_wgmma_k_loop_rate: cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "marlin_wgmma_k_loop_rate: SM count");
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kMarlinThreads, smem),
-             "marlin_wgmma_k_loop_rate: occupancy");
-  const int grid = sms * std::max(per_sm, 1);
+  // The GEMM's shared memory, so the same blocks per SM as the GEMM.
+  const int grid = static_cast<int>(resident_grid(kernel, kMarlinThreads, smem, "marlin_wgmma_k_loop_rate"));
   float* out = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   check_cuda(cudaMalloc(&out, sizeof(float) * 128 * kMarlinThreads * grid), "marlin_wgmma_k_loop_rate: cudaMalloc");  // 128 sums a thread
