@@ -18,6 +18,7 @@ function(moeval_add_test name)
   gtest_discover_tests(${name}
     TEST_PREFIX "${name}."
     DISCOVERY_TIMEOUT 120
+    NO_PRETTY_VALUES  # every parameterised suite names its cases; the values would be byte dumps
     PROPERTIES
       LABELS "${ARG_LABELS}"
       TIMEOUT ${ARG_TIMEOUT}

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +19,15 @@ struct RateCase {
   MarlinWeightType type;
   int rows;
 };
+
+std::string case_label(const RateCase& c) {
+  const char* type = c.type == MarlinWeightType::uint4b8 ? "uint4b8" : c.type == MarlinWeightType::uint4 ? "uint4"
+                     : c.type == MarlinWeightType::uint8b128                                       ? "uint8b128"
+                                                                                                   : "uint8";
+  return std::string(to_string(c.dtype)) + "_" + type + "_rows" + std::to_string(c.rows);
+}
+// gtest and ctest print the parameter with this (otherwise its bytes).
+void PrintTo(const RateCase& c, std::ostream* os) { *os << case_label(c); }
 
 class MarlinWgmmaRate : public ::testing::TestWithParam<RateCase> {};
 
@@ -54,13 +64,7 @@ TEST(MarlinWgmmaRateDevice, DeviceBeyondTheVisibleOnesIsAnArgumentError) {
   }
 }
 
-std::string case_name(const ::testing::TestParamInfo<RateCase>& info) {
-  const RateCase& c = info.param;
-  const char* type = c.type == MarlinWeightType::uint4b8 ? "uint4b8" : c.type == MarlinWeightType::uint4 ? "uint4"
-                     : c.type == MarlinWeightType::uint8b128                                       ? "uint8b128"
-                                                                                                   : "uint8";
-  return std::string(to_string(c.dtype)) + "_" + type + "_rows" + std::to_string(c.rows);
-}
+std::string case_name(const ::testing::TestParamInfo<RateCase>& info) { return case_label(info.param); }
 
 INSTANTIATE_TEST_SUITE_P(KLoop, MarlinWgmmaRate,
                          ::testing::Values(RateCase{ActDType::bf16, MarlinWeightType::uint4b8, 64},
