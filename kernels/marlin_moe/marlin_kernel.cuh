@@ -191,10 +191,10 @@ __host__ __device__ constexpr int marlin_k_split(int k_tiles, int warps_k, int w
 // are loaded in order), and its activations. Chunked: where the lane's 2·TT rows 4i + lane / 8
 // of the item start in A, in 16-byte units, and which of them are real (padding rows are
 // zero-filled and never read). 32-bit offsets cost the registers of row indices, and a chunk's
-// source per row is an add and a shift; row · K in 64 bits took ~12 instructions a row and chunk
-// (16-row items: 121 → 111 instructions a K tile, 7–9 % faster at DeepSeek-V3 M = 256, H200).
-// Per-lane words: a pointer to
-// token g's pair (2t, 2t+1) of the next tile (padding rows read row 0 of A, never stored).
+// source per row is an add and a wide multiply-add; row · K in 64 bits took ~12 instructions a row
+// and chunk (16-row items: 121 → 105 instructions a K tile, 7–10 % faster on the bench's 16-row
+// cells, H200). Per-lane words: a pointer to token g's pair (2t, 2t+1) of the next tile (padding
+// rows read row 0 of A, never stored).
 // The scales and zero words of the next group to load, likewise advanced one group at a time.
 template <int TT, bool CHUNKED = (TT >= 2)>
 struct LoadCursor {

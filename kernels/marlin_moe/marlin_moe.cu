@@ -99,7 +99,7 @@ void check_arguments(const MarlinMoeArgs& args) {
   }
   // Those items address A's rows in 16-byte units with 32-bit offsets (marlin_kernel.cuh).
   const std::int64_t a_rows = w.act_order ? args.blocks.num_slots : args.blocks.num_slots / args.top_k;
-  if (args.blocks.block_size >= 16 && a_rows * (s.k / 8) > std::int64_t{0xFFFFFFFE}) {
+  if (args.blocks.block_size >= 16 && a_rows > std::int64_t{0xFFFFFFFE} / (s.k / 8)) {  // rows · K/8 > 2^32 − 2
     reject("A holds " + str(a_rows) + " rows × K = " + str(s.k) + " elements; block_size ≥ 16 supports at most " +
            "2^35 − 16 (split the tokens over several calls)");
   }
