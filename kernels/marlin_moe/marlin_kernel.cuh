@@ -235,7 +235,7 @@ __device__ inline void marlin_load_chunk(uint4* buf, const LoadCursor<TT>& cur, 
   const int r = lane >> 3;
   const bool in_k = kc + (q >> 1) < kt_end;
   const std::uint32_t piece = in_k ? 2u * static_cast<std::uint32_t>(kc) + static_cast<std::uint32_t>(q) : 0u;
-  const int unit_even = 8 * r + (q ^ r);
+  const int unit_even = chunk_unit(r, q);  // row 4i + r at unit_even + 32i (even i), (unit_even ^ 4) + 32i (odd i)
   const char* a = reinterpret_cast<const char*>(p.a);
 #pragma unroll
   for (int i = 0; i < 2 * TT; ++i) {
