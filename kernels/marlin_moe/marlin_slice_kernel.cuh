@@ -95,7 +95,7 @@ __device__ inline bool marlin_add_slices(float (&acc)[4][1][4], const MarlinPara
   return true;
 }
 
-template <typename T, int BITS, QuantMode MODE>
+template <typename T, int BITS, QuantMode MODE, bool ROUND_GROUPS>
 __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<1>()) marlin_moe_slice_kernel(const MarlinParams p) {
   using Tile = MarlinTile<BITS, 1>;
   constexpr int kStages = Tile::kStages;
@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<1>()) mar
       const int rounds = (p.k_tiles + kStages - 1) / kStages;  // slices start at multiples of kStages tiles
       const int kt_begin = kStages * (rounds * slice / n_slices);
       const int kt_end = min(p.k_tiles, kStages * (rounds * (slice + 1) / n_slices));
-      marlin_warp_k_range<T, BITS, 1, MODE>(acc, p, warp_smem, expert, row0, 8, nt, kt_begin, kt_end, lane);
+      marlin_warp_k_range<T, BITS, 1, MODE, ROUND_GROUPS>(acc, p, warp_smem, expert, row0, 8, nt, kt_begin, kt_end, lane);
       if (n_slices > 1 && !marlin_add_slices(acc, p, tail_column, tail, slice, n_slices, lane)) return;
     }
     store_marlin_sums<T, 1, 4>(p, row0, 8, 64 * nt + (lane >> 2), computes, lane & 3,
@@ -155,13 +155,18 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<1>()) mar
 
 template <typename T, int BITS, QuantMode MODE>
 void launch_marlin_slices(const MarlinParams& params, cudaStream_t stream) {
-  const auto kernel = marlin_moe_slice_kernel<T, BITS, MODE>;
   constexpr std::size_t smem = marlin_smem_bytes<BITS, 1>();
   const unsigned grid = static_cast<unsigned>(params.slice_grid);
   if (grid == 0) return;
-  opt_in_shared_memory(kernel, smem, "marlin_moe");
-  kernel<<<grid, kMarlinThreads, smem, stream>>>(params);
-  check_cuda(cudaGetLastError(), "marlin_moe: kernel launch");
+  auto launch = [&](auto kernel) {
+    opt_in_shared_memory(kernel, smem, "marlin_moe");
+    kernel<<<grid, kMarlinThreads, smem, stream>>>(params);
+    check_cuda(cudaGetLastError(), "marlin_moe: kernel launch");
+  };
+  if constexpr (MODE != QuantMode::k_shard) {
+    if (marlin_round_groups(params, MarlinTile<BITS, 1>::kStages)) return launch(marlin_moe_slice_kernel<T, BITS, MODE, true>);
+  }
+  launch(marlin_moe_slice_kernel<T, BITS, MODE, false>);
 }
 
 }  // namespace moeval::kernels::detail

@@ -158,7 +158,8 @@ __device__ inline void marlin_wgmma_tile(float (&acc)[WgmmaTile<BITS, ROWS>::kGr
 
 // Two thread blocks per SM: 128 accumulators per thread leave room for no third (measured: 64-row
 // items over 2 tile columns, 64 accumulators and 3 blocks per SM, ran 1.2–1.3× slower on the H200).
-template <typename T, int BITS, int ROWS, QuantMode MODE>
+// ROUND_GROUPS: a group is one K round (marlin_round_groups), so groups start at s = 0 only.
+template <typename T, int BITS, int ROWS, QuantMode MODE, bool ROUND_GROUPS>
 __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const MarlinParams p) {
   static_assert(MODE != QuantMode::k_shard, "the K-shard path runs 32-row items on mma.sync");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -237,6 +238,7 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
       }
       int load_buf = 0, compute_buf = 0;
       auto next_buf = [](int b) { return b + 1 == Tile::kActBuffers ? 0 : b + 1; };
+      auto group_start = [&](int s, int round) { return ROUND_GROUPS ? s == 0 : starts_group(p, round, s, 0); };
 
       // Loads tile round + s into stage s: the lane's weights (and, where a group starts, its
       // scales and zero words), and with every fourth tile this thread's pieces of the chunk.
@@ -253,7 +255,7 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
             }
           }
           weight += weight_kt_stride;
-          if (starts_group(p, round, s, 0)) {
+          if (group_start(s, round)) {
             if (!p.channelwise) copy_async_16_cached(scale_slots + 32 * (s / 2), scales);
             scales += p.n;
             if constexpr (MODE == QuantMode::zero_point) {
@@ -287,7 +289,7 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
           fence_proxy_async_shared();
           __syncthreads();  // every thread's pieces of the chunk have landed
         }
-        if (warp_in_n && starts_group(p, round, s, 0)) {
+        if (warp_in_n && group_start(s, round)) {
           if (!p.channelwise) set_warp_scales<T, kGroups>(gp, scale_slots[32 * (s / 2)], group_first);
           if constexpr (MODE == QuantMode::zero_point) set_warp_zeros<T, BITS, kGroups>(gp, zw[s / 2], group_first);
         }
@@ -312,16 +314,25 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
 #endif
 }
 
+template <typename T, int BITS, int ROWS, QuantMode MODE>
+void launch_marlin_wgmma_mode(const MarlinParams& params, cudaStream_t stream) {
+  auto launch = [&](auto kernel) {
+    launch_persistent(kernel, kMarlinThreads, params.block_capacity * params.row_groups * params.n_items, params, stream,
+                      "marlin_moe", marlin_wgmma_smem_bytes<BITS, ROWS>(), params.likely_items, params.max_grid);
+  };
+  if (marlin_round_groups(params, WgmmaTile<BITS, ROWS>::kStages)) {
+    launch(marlin_wgmma_kernel<T, BITS, ROWS, MODE, true>);
+  } else {
+    launch(marlin_wgmma_kernel<T, BITS, ROWS, MODE, false>);
+  }
+}
+
 template <typename T, int BITS, int ROWS>
 void launch_marlin_wgmma_rows(const MarlinParams& params, cudaStream_t stream) {
-  const std::int64_t items = params.block_capacity * params.row_groups * params.n_items;
-  constexpr std::size_t smem = marlin_wgmma_smem_bytes<BITS, ROWS>();
   if (params.zeros != nullptr) {
-    launch_persistent(marlin_wgmma_kernel<T, BITS, ROWS, QuantMode::zero_point>, kMarlinThreads, items, params, stream,
-                      "marlin_moe", smem, params.likely_items, params.max_grid);
+    launch_marlin_wgmma_mode<T, BITS, ROWS, QuantMode::zero_point>(params, stream);
   } else {
-    launch_persistent(marlin_wgmma_kernel<T, BITS, ROWS, QuantMode::symmetric>, kMarlinThreads, items, params, stream,
-                      "marlin_moe", smem, params.likely_items, params.max_grid);
+    launch_marlin_wgmma_mode<T, BITS, ROWS, QuantMode::symmetric>(params, stream);
   }
 }
 
