@@ -15,8 +15,9 @@ namespace moeval::kernels::detail {
 inline std::string wgmma_unavailable_on(int device) {
 #if defined(MOEVAL_HAVE_WGMMA)
   int major = 0, minor = 0;
-  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "compute capability");
-  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "compute capability");
+  const std::string context = "Marlin wgmma path: compute capability of device " + std::to_string(device);
+  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), context.c_str());
+  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), context.c_str());
   if (major != 9 || minor != 0) {
     return "it needs a compute capability 9.0 device (sm_90a code); device " + std::to_string(device) + " is " +
            std::to_string(major) + "." + std::to_string(minor);

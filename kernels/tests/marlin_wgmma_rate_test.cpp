@@ -21,10 +21,7 @@ struct RateCase {
 };
 
 std::string case_label(const RateCase& c) {
-  const char* type = c.type == MarlinWeightType::uint4b8 ? "uint4b8" : c.type == MarlinWeightType::uint4 ? "uint4"
-                     : c.type == MarlinWeightType::uint8b128                                       ? "uint8b128"
-                                                                                                   : "uint8";
-  return std::string(to_string(c.dtype)) + "_" + type + "_rows" + std::to_string(c.rows);
+  return std::string(to_string(c.dtype)) + "_" + to_string(c.type) + "_rows" + std::to_string(c.rows);
 }
 // gtest and ctest print the parameter with this (otherwise its bytes).
 void PrintTo(const RateCase& c, std::ostream* os) { *os << case_label(c); }

@@ -52,6 +52,7 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_rate_kernel(in
   }
   std::uint32_t frag[kGroups][4];
   int compute_buf = 0;
+  auto next_buf = [](int b) { return b + 1 == Tile::kActBuffers ? 0 : b + 1; };
   for (int round = 0; round < k_tiles; round += kStages) {  // k_tiles: a multiple of 16
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
@@ -59,7 +60,7 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_rate_kernel(in
       marlin_wgmma_tile<T, BITS, ROWS>(acc, frag, slots + 32 * Tile::kLaneBytes * s, gp,
                                        act_shared + static_cast<unsigned>(Tile::kChunkBytes) * compute_buf +
                                            32u * static_cast<unsigned>(s % Tile::kChunkTiles));
-      if (s % Tile::kChunkTiles == Tile::kChunkTiles - 1) compute_buf = compute_buf + 1 == Tile::kActBuffers ? 0 : compute_buf + 1;
+      if (s % Tile::kChunkTiles == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
     }
   }
   wgmma_wait<0>();

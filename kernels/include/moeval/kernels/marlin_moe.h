@@ -65,6 +65,16 @@ constexpr int marlin_bits(MarlinWeightType t) {
 constexpr bool marlin_has_zero_points(MarlinWeightType t) {
   return t == MarlinWeightType::uint4 || t == MarlinWeightType::uint8;
 }
+// The scheme names of docs/formats.md: "uint4b8", "uint4", "uint8b128", "uint8".
+constexpr const char* to_string(MarlinWeightType t) {
+  switch (t) {
+    case MarlinWeightType::uint4b8: return "uint4b8";
+    case MarlinWeightType::uint4: return "uint4";
+    case MarlinWeightType::uint8b128: return "uint8b128";
+    case MarlinWeightType::uint8: return "uint8";
+  }
+  return "unknown";
+}
 
 // Which tensor-core instructions run the GEMM. automatic: wgmma (Hopper's asynchronous warpgroup
 // MMA) for 64-row work items (block_size 64 or 128, no K shard) on a compute capability 9.0 device
