@@ -173,9 +173,12 @@ struct LaneTiles {
 
 // Whether tile kt = round + s of a K round (round ≡ 0 mod kStages, see MarlinTile::kStages) starts
 // a group, so that its scales and zero points are loaded and prepared: the warp's first tile, and
-// where a group of 2, 4 or 8 tiles begins — never on odd s, known at compile time.
+// where a group of 2, 4 or 8 tiles begins — never on odd s, known at compile time. ROUND_GROUPS
+// (marlin_round_groups holds for the call): only s = 0, every round, with nothing to test.
+template <bool ROUND_GROUPS>
 __device__ inline bool starts_group(const MarlinParams& p, int round, int s, int kt_begin) {
   if (s % 2 != 0) return false;
+  if constexpr (ROUND_GROUPS) return s == 0;
   return (s == 0 && round == kt_begin) || ((round + s) & p.group_tile_mask) == 0;
 }
 
@@ -560,7 +563,6 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinP
     cursor.zeros = lt.zeros + std::int64_t(p.channelwise ? 0 : kt_begin >> p.group_tile_shift) * (p.n * BITS / 32);
   }
   auto stage = [&](int s) { return slots + 32 * Tile::kSlotsPerStage * s; };
-  auto group_start = [&](int s, int round) { return ROUND_GROUPS ? s == 0 : starts_group(p, round, s, kt_begin); };
   // Chunked: every loop below steps kt by kStages from kt_begin, a multiple of kChunkTiles, so
   // stage s holds tile s % kChunkTiles of its chunk, known at compile time. The chunk buffers
   // are used in order, so a running index each for loads and computes replaces any division.
@@ -571,15 +573,15 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinP
     const bool chunk_start = Tile::kChunked && s % Tile::kChunkTiles == 0;
     marlin_load_stage<T, BITS, TT, MODE>(stage(s), scale_slots + 32 * (s / 2),
                                          act_buffers + Tile::kChunkUint4 * load_buf, chunk_start,
-                                         group_start(s, round), zw[s / 2], p, lt, cursor, round + s,
-                                         kt_end, lane);
+                                         starts_group<ROUND_GROUPS>(p, round, s, kt_begin), zw[s / 2], p, lt, cursor,
+                                         round + s, kt_end, lane);
     if (chunk_start) load_buf = next_buf(load_buf);
   };
   // Computes tile round + s from stage s and its chunk (group parameters refreshed where a group starts).
   auto compute = [&](int s, int round) {
     wait_async<kStages - 1>();
     if constexpr (Tile::kChunked) __syncwarp();  // the chunk's rows were copied by other lanes of the warp
-    if (MODE != QuantMode::k_shard && group_start(s, round)) {
+    if (MODE != QuantMode::k_shard && starts_group<ROUND_GROUPS>(p, round, s, kt_begin)) {
       if (!p.channelwise) set_scales<T>(gp, scale_slots[32 * (s / 2)]);
       if constexpr (MODE == QuantMode::zero_point) set_zeros<T, BITS>(gp, zw[s / 2]);
     }

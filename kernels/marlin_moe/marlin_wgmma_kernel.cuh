@@ -238,7 +238,6 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
       }
       int load_buf = 0, compute_buf = 0;
       auto next_buf = [](int b) { return b + 1 == Tile::kActBuffers ? 0 : b + 1; };
-      auto group_start = [&](int s, int round) { return ROUND_GROUPS ? s == 0 : starts_group(p, round, s, 0); };
 
       // Loads tile round + s into stage s: the lane's weights (and, where a group starts, its
       // scales and zero words), and with every fourth tile this thread's pieces of the chunk.
@@ -255,7 +254,7 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
             }
           }
           weight += weight_kt_stride;
-          if (group_start(s, round)) {
+          if (starts_group<ROUND_GROUPS>(p, round, s, 0)) {
             if (!p.channelwise) copy_async_16_cached(scale_slots + 32 * (s / 2), scales);
             scales += p.n;
             if constexpr (MODE == QuantMode::zero_point) {
@@ -289,7 +288,7 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
           fence_proxy_async_shared();
           __syncthreads();  // every thread's pieces of the chunk have landed
         }
-        if (warp_in_n && group_start(s, round)) {
+        if (warp_in_n && starts_group<ROUND_GROUPS>(p, round, s, 0)) {
           if (!p.channelwise) set_warp_scales<T, kGroups>(gp, scale_slots[32 * (s / 2)], group_first);
           if constexpr (MODE == QuantMode::zero_point) set_warp_zeros<T, BITS, kGroups>(gp, zw[s / 2], group_first);
         }
