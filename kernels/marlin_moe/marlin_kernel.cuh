@@ -448,13 +448,19 @@ __device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots
 // once the loops unroll; round ≡ kt_begin mod kStages). One cp.async group per K tile, empty ones
 // included, so "all but the newest kStages − 1 groups are complete" always means "the tile about to
 // be computed has landed"; a stage is refilled right after the tile in it was computed.
-template <int kStages, typename Load, typename Compute>
-__device__ inline void pipelined_k_loop(int kt_begin, int kt_end, Load& load, Compute& compute) {
+// It is the prologue (the first kStages tiles, one group each) and then the rounds; a kernel that
+// overlaps an item's prologue with the previous item's epilogue calls the two apart.
+template <int kStages, typename Load>
+__device__ inline void pipelined_k_prologue(int kt_begin, int kt_end, Load& load) {
 #pragma unroll
   for (int s = 0; s < kStages; ++s) {
     if (kt_begin + s < kt_end) load(s, kt_begin);
     commit_async();
   }
+}
+
+template <int kStages, typename Load, typename Compute>
+__device__ inline void pipelined_k_rounds(int kt_begin, int kt_end, Load& load, Compute& compute) {
   int kt = kt_begin;
   // Rounds whose refills all exist: no bounds checks in the hot loop.
   for (; kt + 2 * kStages <= kt_end; kt += kStages) {
@@ -476,6 +482,12 @@ __device__ inline void pipelined_k_loop(int kt_begin, int kt_end, Load& load, Co
       }
     }
   }
+}
+
+template <int kStages, typename Load, typename Compute>
+__device__ inline void pipelined_k_loop(int kt_begin, int kt_end, Load& load, Compute& compute) {
+  pipelined_k_prologue<kStages>(kt_begin, kt_end, load);
+  pipelined_k_rounds<kStages>(kt_begin, kt_end, load, compute);
 }
 
 // Stores a lane's fp32 sums, held in the mma C layout, as 16-bit outputs: item rows tt·8 + 2t +

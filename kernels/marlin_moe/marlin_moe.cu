@@ -85,6 +85,14 @@ void check_arguments(const MarlinMoeArgs& args) {
            "is_k_full = false); here block_size = " + str(args.blocks.block_size) + (k_shard(w) ? " with a K shard" : ""));
   }
   if (args.max_thread_blocks < 0) reject("max_thread_blocks = " + str(args.max_thread_blocks) + "; must be ≥ 0 (0: no cap)");
+  if (args.wgmma_warpgroups < 0 || args.wgmma_warpgroups > 2) {
+    reject("wgmma_warpgroups = " + str(args.wgmma_warpgroups) + "; allowed 0 (chosen), 1 or 2");
+  }
+  if (args.wgmma_warpgroups == 2 && (args.mma_path == MarlinMmaPath::mma_sync || args.blocks.block_size != 64 || k_shard(w))) {
+    reject("wgmma_warpgroups = 2 runs 64-row items on the wgmma path only: block_size 64, no K shard, mma_path not "
+           "mma_sync; here block_size = " + str(args.blocks.block_size) + (k_shard(w) ? " with a K shard" : "") +
+           (args.mma_path == MarlinMmaPath::mma_sync ? ", mma_path = mma_sync" : ""));
+  }
   if (args.mul_topk_weights && args.topk_weights == nullptr) reject("mul_topk_weights is set but topk_weights is null");
   if (!aligned(w.qweight, 16)) reject("qweight must be 16-byte aligned");
   if (!aligned(w.scales, 16)) reject("scales must be 16-byte aligned");
@@ -134,6 +142,43 @@ std::int64_t expected_block_count(const MarlinMoeArgs& args, std::int64_t block_
 
 bool marlin_moe_uses_wgmma(const MarlinMoeArgs& args, int device) {
   return uses_wgmma(args, wgmma_unavailable(args, device));
+}
+
+namespace {
+
+int sm_count(int device) {
+  int sms = 0;
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "marlin_moe: SM count");
+  return sms;
+}
+
+}  // namespace
+
+namespace detail {
+
+// Warpgroups per thread block of a wgmma call (block_size 64 or 128). Two, sharing each activation
+// chunk, where K ≥ 4096 and the items of 8 tile columns fill at least 20 rounds of the SMs; one
+// otherwise, and always for 128-row items. Measured on the H200 (both forced, same binary,
+// docs/bench.md): two were 1–4 % faster on DeepSeek-V3 w13 (K = 7168) M = 2048–8192 and on
+// Mixtral w13 (K = 4096) M = 4096–8192, level on Mixtral M = 2048, and 3–6 % slower with K = 2048
+// (DeepSeek-V3 w2 M = 2048–8192, Qwen3-30B-A3B w13 M = 1024–2048) and on Mixtral M = 1024
+// (15 rounds): one thread block per SM leaves the tensor cores idle while an item's sums are stored,
+// and a last round that holds fewer items than SMs leaves whole SMs idle, where with one warpgroup
+// a lone thread block has its SM to itself and runs faster. Long K and many rounds make both small.
+int choose_wgmma_warpgroups(const MarlinMoeArgs& args, std::int64_t block_capacity, int sms) {
+  if (args.wgmma_warpgroups != 0) return args.wgmma_warpgroups;
+  if (args.blocks.block_size != 64 || args.shape.k < 4096) return 1;
+  std::int64_t blocks_on = sms;
+  if (args.max_thread_blocks > 0) blocks_on = std::min<std::int64_t>(blocks_on, args.max_thread_blocks);
+  const std::int64_t items = expected_block_count(args, block_capacity) * ((args.shape.n / 64 + 7) / 8);
+  return items >= 20 * blocks_on ? 2 : 1;
+}
+
+}  // namespace detail
+
+int marlin_moe_wgmma_warpgroups(const MarlinMoeArgs& args, int device) {
+  if (!marlin_moe_uses_wgmma(args, device)) return 0;
+  return detail::choose_wgmma_warpgroups(args, args.blocks.sorted_capacity / args.blocks.block_size, sm_count(device));
 }
 
 namespace detail {
@@ -245,12 +290,6 @@ std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args) {
 
 namespace {
 
-int sm_count(int device) {
-  int sms = 0;
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "marlin_moe: SM count");
-  return sms;
-}
-
 // The slice kernel's plan for an 8-row call (grid 0: the thread-block kernel).
 detail::SlicePlan slice_plan(const MarlinMoeArgs& args, int sms) {
   const std::int64_t block_capacity = args.blocks.sorted_capacity / args.blocks.block_size;
@@ -307,6 +346,9 @@ void marlin_moe(const MarlinMoeArgs& args) {
   if (args.mma_path == MarlinMmaPath::wgmma && !wgmma_unavailable_here.empty()) {
     reject("mma_path = wgmma cannot run here: " + wgmma_unavailable_here);
   }
+  if (args.wgmma_warpgroups == 2 && !wgmma_unavailable_here.empty()) {
+    reject("wgmma_warpgroups = 2 cannot run here (it needs the wgmma path): " + wgmma_unavailable_here);
+  }
   const bool wgmma = uses_wgmma(args, wgmma_unavailable_here);
   if (args.blocks.num_slots == 0 || args.blocks.sorted_capacity == 0) return;
 
@@ -357,12 +399,14 @@ void marlin_moe(const MarlinMoeArgs& args) {
   p.num_experts = w.num_experts;
   p.block_size = block_size;
   const int wgmma_rows = block_size == 128 ? 128 : 64;
+  const int wgmma_warpgroups = wgmma ? detail::choose_wgmma_warpgroups(args, p.block_capacity, sms) : 0;
   if (wgmma) {
-    // Items are whole blocks of 64 or 128 rows across 4 or 2 Marlin tile columns; the four warps
-    // move through K together (no K split inside a thread block).
+    // Items are whole blocks of 64 or 128 rows across 4 or 2 Marlin tile columns per warpgroup; the
+    // warps move through K together (no K split inside a thread block).
+    const int columns = detail::wgmma_tile_columns(wgmma_rows, wgmma_warpgroups);
     p.row_groups = 1;
     p.warps_k = 1;
-    p.n_items = (p.n_tiles + detail::wgmma_tile_columns(wgmma_rows) - 1) / detail::wgmma_tile_columns(wgmma_rows);
+    p.n_items = (p.n_tiles + columns - 1) / columns;
   } else {
     p.row_groups = (block_size + 8 * token_tiles - 1) / (8 * token_tiles);
     std::int64_t resident = static_cast<std::int64_t>(sms) * detail::marlin_resident_blocks(token_tiles);
@@ -390,11 +434,11 @@ void marlin_moe(const MarlinMoeArgs& args) {
 #if defined(MOEVAL_HAVE_WGMMA)
   if (wgmma) {
     if (args.dtype == ActDType::f16) {
-      if (marlin_bits(w.type) == 4) detail::launch_marlin_wgmma<__half, 4>(p, wgmma_rows, args.stream);
-      else detail::launch_marlin_wgmma<__half, 8>(p, wgmma_rows, args.stream);
+      if (marlin_bits(w.type) == 4) detail::launch_marlin_wgmma<__half, 4>(p, wgmma_rows, wgmma_warpgroups, args.stream);
+      else detail::launch_marlin_wgmma<__half, 8>(p, wgmma_rows, wgmma_warpgroups, args.stream);
     } else {
-      if (marlin_bits(w.type) == 4) detail::launch_marlin_wgmma<__nv_bfloat16, 4>(p, wgmma_rows, args.stream);
-      else detail::launch_marlin_wgmma<__nv_bfloat16, 8>(p, wgmma_rows, args.stream);
+      if (marlin_bits(w.type) == 4) detail::launch_marlin_wgmma<__nv_bfloat16, 4>(p, wgmma_rows, wgmma_warpgroups, args.stream);
+      else detail::launch_marlin_wgmma<__nv_bfloat16, 8>(p, wgmma_rows, wgmma_warpgroups, args.stream);
     }
     return;
   }

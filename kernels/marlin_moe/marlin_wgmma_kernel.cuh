@@ -8,13 +8,18 @@
 // by the tensor cores straight from shared memory, and the accumulators come back in the mma.sync
 // C layout, so the epilogue is the mma.sync path's.
 //
-// Work item = (moe block, N item); the thread block is one warpgroup, and each of its warps owns
-// kGroups 16-column groups of one Marlin tile column per K tile and issues one m64nROWSk16 per group:
-//   ROWS = 64  (block_size 64):  warp w: tile column 4·n_item + w, all 4 groups; 4 MMAs per K tile.
+// Work item = (moe block, N item); the thread block is one warpgroup (WGS = 1) or two (WGS = 2,
+// 64-row items only), and each warp owns kGroups 16-column groups of one Marlin tile column per K
+// tile and issues one m64nROWSk16 per group:
+//   ROWS = 64  (block_size 64):  warp w: tile column 4·WGS·n_item + w, all 4 groups; 4 MMAs per K
+//                                tile. With WGS = 2 the second warpgroup takes the next 4 columns
+//                                and both read the same activation chunks: one block per SM copies
+//                                each chunk once for 8 columns instead of twice (two blocks of 4).
 //   ROWS = 128 (block_size 128): warp w: tile column 2·n_item + w / 2, groups 2·(w % 2) + {0, 1};
 //                                2 MMAs of twice the N per K tile: each dequantized weight feeds 128
 //                                tokens instead of 64, which halves the dequantization per MMA.
-// Both keep 128 fp32 accumulators per thread (kGroups × ROWS / 2).
+// Both keep 128 fp32 accumulators per thread (kGroups × ROWS / 2). The host picks WGS
+// (choose_wgmma_warpgroups in marlin_moe.cu: two for long K and many rounds of items).
 //
 // Why it beats the mma.sync path on these items: the MMAs run asynchronously, so a warp
 // dequantizes the next group while the tensor cores work on the previous ones (one A fragment per
@@ -30,11 +35,17 @@
 // K tile a warpgroup then writes 8 KB and the MMAs read 10 KB of shared memory, ~140 bytes per
 // cycle per SM at two warpgroups, above the 128 it delivers).
 //
-// Synchronisation: the four warps move through K together (wgmma is warpgroup-wide). Each thread
-// copies its own weights into its own ring slots (as on the mma.sync path) and 1/128 of each
-// activation chunk (ROWS rows × 64 k, 128-byte rows XOR-swizzled — exactly wgmma's 128-byte swizzle,
-// so the B descriptor reads the buffer as it is). A chunk is published with cp.async.wait, a proxy
-// fence (cp.async writes are generic-proxy, wgmma reads async-proxy) and one barrier per 4 K tiles.
+// Synchronisation: the warps of a thread block move through K together (wgmma is warpgroup-wide,
+// and the chunks are shared). Each thread copies its own weights into its own ring slots (as on the
+// mma.sync path) and 1/(128·WGS) of each activation chunk (ROWS rows × 64 k, 128-byte rows
+// XOR-swizzled — exactly wgmma's 128-byte swizzle, so the B descriptor reads the buffer as it is).
+// A chunk is published with cp.async.wait, a proxy fence (cp.async writes are generic-proxy, wgmma
+// reads async-proxy) and one barrier per 4 K tiles.
+//
+// Items back to back: once every warp's MMAs of an item are done (wgmma wait, then a barrier), the
+// block issues the next item's first kStages tiles and only then stores this item's sums, so the
+// copies' latency runs behind the stores. Same-run A/B on the H200: 1–4.6 % faster with two
+// warpgroups per block (one block per SM: nothing else hides an item's fill), within ±3 % with one.
 #pragma once
 
 #include "../common/wgmma.cuh"
@@ -42,12 +53,15 @@
 
 namespace moeval::kernels::detail {
 
-template <int BITS, int ROWS>
+template <int BITS, int ROWS, int WGS = 1>
 struct WgmmaTile {
   static_assert(ROWS == 64 || ROWS == 128);
+  static_assert(WGS == 1 || (WGS == 2 && ROWS == 64), "two warpgroups run 64-row items only");
   static constexpr int kRows = ROWS;                     // tokens per item: the N of m64nNk16
+  static constexpr int kWarpgroups = WGS;                // per thread block, sharing the activation chunks
+  static constexpr int kThreads = 128 * WGS;
   static constexpr int kGroups = ROWS == 64 ? 4 : 2;     // 16-column groups per warp and K tile
-  static constexpr int kTileColumns = kGroups;           // Marlin tile columns per item (4 warps)
+  static constexpr int kTileColumns = kGroups * WGS;     // Marlin tile columns per item
   static constexpr int kStages = 8;                      // K tiles in flight (only 8 warps per SM here)
   static constexpr int kChunkTiles = 4;                  // one 128-byte line of k per row
   static constexpr int kWordsPerGroup = BITS / 4;        // int32 words of one group per lane and K tile
@@ -56,7 +70,8 @@ struct WgmmaTile {
   static constexpr int kUnits = kLaneBytes / kUnit;
   static constexpr int kScaleSlots = kStages / 2;        // a group starts only on even tiles of a round
   static constexpr int kChunkBytes = kRows * 128;
-  static constexpr int kPiecesPerThread = kRows * 8 / 128;  // 16-byte pieces of a chunk per thread
+  static constexpr int kPiecesPerThread = kRows * 8 / kThreads;  // 16-byte pieces of a chunk per thread
+  static constexpr int kPieceRowStride = kThreads / 8;           // rows between a thread's pieces
   // Chunk buffer b is refilled when tile kt + kStages is loaded (kt ≡ 0 mod 4), right after tile
   // kt's MMAs were issued; every warp has by then waited for the MMAs of tiles ≤ kt − 2 (the
   // barrier of chunk kt / 4 follows each warp's wait that leaves only tile kt − 1's MMAs running),
@@ -68,10 +83,10 @@ struct WgmmaTile {
 };
 
 // Chunk buffers first (1024-byte aligned, as the 128-byte swizzle needs), then one ring per warp.
-template <int BITS, int ROWS>
+template <int BITS, int ROWS, int WGS = 1>
 constexpr std::size_t marlin_wgmma_smem_bytes() {
-  using Tile = WgmmaTile<BITS, ROWS>;
-  return std::size_t{Tile::kActBuffers} * Tile::kChunkBytes + std::size_t{4} * Tile::kRingBytes;
+  using Tile = WgmmaTile<BITS, ROWS, WGS>;
+  return std::size_t{Tile::kActBuffers} * Tile::kChunkBytes + std::size_t{4 * WGS} * Tile::kRingBytes;
 }
 
 // The lane's 4 scales of groups 2h, 2h + 1 (ROWS = 128) or its 8 of all groups, from the 16 bytes of
@@ -156,14 +171,15 @@ __device__ inline void marlin_wgmma_tile(float (&acc)[WgmmaTile<BITS, ROWS>::kGr
   }
 }
 
-// Two thread blocks per SM: 128 accumulators per thread leave room for no third (measured: 64-row
-// items over 2 tile columns, 64 accumulators and 3 blocks per SM, ran 1.2–1.3× slower on the H200).
+// Two thread blocks per SM of one warpgroup, or one of two: 128 accumulators per thread leave room
+// for no third warpgroup (measured: 64-row items over 2 tile columns, 64 accumulators and 3 blocks
+// per SM, ran 1.2–1.3× slower on the H200).
 // ROUND_GROUPS: a group is one K round (marlin_round_groups), so groups start at s = 0 only.
-template <typename T, int BITS, int ROWS, QuantMode MODE, bool ROUND_GROUPS>
-__global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const MarlinParams p) {
+template <typename T, int BITS, int ROWS, int WGS, QuantMode MODE, bool ROUND_GROUPS>
+__global__ void __launch_bounds__(128 * WGS, 2 / WGS) marlin_wgmma_kernel(const MarlinParams p) {
   static_assert(MODE != QuantMode::k_shard, "the K-shard path runs 32-row items on mma.sync");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Tile = WgmmaTile<BITS, ROWS>;
+  using Tile = WgmmaTile<BITS, ROWS, WGS>;
   constexpr int kStages = Tile::kStages;
   constexpr int kRows = Tile::kRows;
   constexpr int kGroups = Tile::kGroups;
@@ -185,102 +201,114 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
 
   const std::int64_t items = marlin_block_count(p) * p.row_groups * p.n_items;
   const int k_tiles = p.k_tiles;
+  const int q = tid & 7;  // this thread's 16-byte piece of each chunk row (k 8q .. 8q + 7)
+  const std::int64_t weight_kt_stride = static_cast<std::int64_t>(p.n_tiles) * MarlinTile<BITS, 1>::kWords;
 
-  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const MarlinItem it = marlin_item<kRows>(p, item);
-    const int expert = it.expert;
-    const bool computes = it.computes;  // the same in every warp of the block
-    const std::int64_t row0 = it.row0;
-    const int rows = it.rows;
-    const int nt = it.n_item * Tile::kTileColumns + warp_column;
-    const bool warp_in_n = nt < p.n_tiles;  // a warp past N still joins every wgmma, with zero A
+  // The load state of the item whose tiles are being copied (set by `begin`, advanced by `load`).
+  MarlinItem it{};
+  int nt = 0;
+  bool warp_in_n = false;  // a warp past N still joins every wgmma, with zero A
+  const std::uint16_t* a_src[Tile::kPiecesPerThread] = {};
+  const std::uint32_t* weight = nullptr;
+  const std::uint16_t* scales = nullptr;
+  const std::uint32_t* zeros = nullptr;
+  std::uint32_t zw[Tile::kScaleSlots][BITS / 4];
+  int load_buf = 0, compute_buf = 0;
+  auto next_buf = [](int b) { return b + 1 == Tile::kActBuffers ? 0 : b + 1; };
 
+  // Loads tile round + s into stage s: the lane's weights (and, where a group starts, its
+  // scales and zero words), and with every fourth tile this thread's pieces of the chunk.
+  auto load = [&](int s, int round) {
+    const int kt = round + s;
+    if (warp_in_n) {
+#pragma unroll
+      for (int i = 0; i < Tile::kUnits; ++i) {
+        char* dst = slots + 32 * Tile::kLaneBytes * s + 32 * Tile::kUnit * i;
+        if constexpr (Tile::kUnit == 16) {
+          copy_async_16(dst, weight + 4 * i);
+        } else {
+          copy_async_8(dst, weight + 2 * i);
+        }
+      }
+      weight += weight_kt_stride;
+      if (starts_group<ROUND_GROUPS>(p, round, s, 0)) {
+        if (!p.channelwise) copy_async_16_cached(scale_slots + 32 * (s / 2), scales);
+        scales += p.n;
+        if constexpr (MODE == QuantMode::zero_point) {
+          if constexpr (BITS == 4) {
+            zw[s / 2][0] = __ldg(zeros);
+          } else {
+            const uint2 v = __ldg(reinterpret_cast<const uint2*>(zeros));
+            zw[s / 2][0] = v.x;
+            zw[s / 2][1] = v.y;
+          }
+          zeros += p.n * BITS / 32;
+        }
+      }
+    }
+    if (s % Tile::kChunkTiles == 0) {
+      char* buf = act_buffers + Tile::kChunkBytes * load_buf;
+      const bool in_k = kt + (q >> 1) < k_tiles;
+#pragma unroll
+      for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
+        const bool fill = in_k && a_src[i] != nullptr;
+        copy_async_16_or_zero(buf + 16 * chunk_unit((tid >> 3) + Tile::kPieceRowStride * i, q),
+                              fill ? a_src[i] + 16 * kt : p.a, fill);
+      }
+      load_buf = next_buf(load_buf);
+    }
+  };
+
+  // Decodes `item`, points the load state at it and, where it computes, issues its first kStages
+  // tiles. Called only when no MMA of the block reads the chunk buffers any more.
+  auto begin = [&](std::int64_t item) {
+    it = marlin_item<kRows>(p, item);
+    nt = it.n_item * Tile::kTileColumns + warp_column;
+    warp_in_n = nt < p.n_tiles;
+    if (!it.computes) return;
+    // This thread's pieces of each chunk: rows tid / 8 + kPieceRowStride·i, piece q; pointers at
+    // that piece, null for padding rows (zero-filled, never read).
+#pragma unroll
+    for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
+      const int r = (tid >> 3) + Tile::kPieceRowStride * i;
+      const std::int64_t sid = r < it.rows ? p.sorted_token_ids[it.row0 + r] : p.num_slots;
+      a_src[i] = sid >= 0 && sid < p.num_slots ? p.a + (sid / p.top_k) * p.k + 8 * q : nullptr;
+    }
+    weight = p.qweight + static_cast<std::int64_t>(it.expert) * p.k_tiles * weight_kt_stride +
+             static_cast<std::int64_t>(nt) * MarlinTile<BITS, 1>::kWords + lane * MarlinTile<BITS, 1>::kWordsPerLane +
+             group_first * Tile::kWordsPerGroup;
+    scales = p.scales + static_cast<std::int64_t>(it.expert) * p.groups * p.n + 64 * nt + 8 * g;
+    zeros = p.zeros == nullptr ? nullptr
+                               : p.zeros + static_cast<std::int64_t>(it.expert) * p.groups * (p.n * BITS / 32) +
+                                     (64 * nt + 8 * g) * BITS / 32;
+#pragma unroll
+    for (int i = 0; i < Tile::kScaleSlots; ++i) {
+#pragma unroll
+      for (int h = 0; h < BITS / 4; ++h) zw[i][h] = 0u;
+    }
+    load_buf = 0;
+    compute_buf = 0;
+    pipelined_k_prologue<kStages>(0, k_tiles, load);
+  };
+
+  std::int64_t item = blockIdx.x;
+  if (item < items) begin(item);
+  while (item < items) {
     float acc[kGroups][kRows / 2];
 #pragma unroll
     for (int gg = 0; gg < kGroups; ++gg) {
 #pragma unroll
       for (int i = 0; i < kRows / 2; ++i) acc[gg][i] = 0.0f;
     }
-
-    __syncthreads();  // the previous item's MMAs (waited for by every warp) no longer read the chunks
-    if (computes) {
-      // This thread's pieces of each chunk: rows tid / 8 + 16·i, piece q = tid % 8 (k 8q .. 8q + 7
-      // of the chunk); pointers at that piece, null for padding rows (zero-filled, never read).
-      const int q = tid & 7;
-      const std::uint16_t* a_src[Tile::kPiecesPerThread];
-#pragma unroll
-      for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
-        const int r = (tid >> 3) + 16 * i;
-        const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
-        a_src[i] = sid >= 0 && sid < p.num_slots ? p.a + (sid / p.top_k) * p.k + 8 * q : nullptr;
-      }
-      const std::int64_t weight_kt_stride = static_cast<std::int64_t>(p.n_tiles) * MarlinTile<BITS, 1>::kWords;
-      const std::uint32_t* weight = p.qweight + static_cast<std::int64_t>(expert) * p.k_tiles * weight_kt_stride +
-                                    static_cast<std::int64_t>(nt) * MarlinTile<BITS, 1>::kWords +
-                                    lane * MarlinTile<BITS, 1>::kWordsPerLane + group_first * Tile::kWordsPerGroup;
-      const std::uint16_t* scales = p.scales + static_cast<std::int64_t>(expert) * p.groups * p.n + 64 * nt + 8 * g;
-      const std::uint32_t* zeros = p.zeros == nullptr ? nullptr
-                                                      : p.zeros + static_cast<std::int64_t>(expert) * p.groups * (p.n * BITS / 32) +
-                                                            (64 * nt + 8 * g) * BITS / 32;
+    if (it.computes) {
       GroupParams gp;
 #pragma unroll
       for (int i = 0; i < 8; ++i) gp.zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
 #pragma unroll
       for (int i = 0; i < 8; ++i) gp.scale2[i] = 0u;  // warps past N: zero A fragments
       if (p.channelwise && warp_in_n) {
-        set_warp_scales<T, kGroups>(gp, channelwise_lane_scales(p, expert, nt, g), group_first);
+        set_warp_scales<T, kGroups>(gp, channelwise_lane_scales(p, it.expert, nt, g), group_first);
       }
-      std::uint32_t zw[Tile::kScaleSlots][BITS / 4];
-#pragma unroll
-      for (int i = 0; i < Tile::kScaleSlots; ++i) {
-#pragma unroll
-        for (int h = 0; h < BITS / 4; ++h) zw[i][h] = 0u;
-      }
-      int load_buf = 0, compute_buf = 0;
-      auto next_buf = [](int b) { return b + 1 == Tile::kActBuffers ? 0 : b + 1; };
-
-      // Loads tile round + s into stage s: the lane's weights (and, where a group starts, its
-      // scales and zero words), and with every fourth tile this thread's pieces of the chunk.
-      auto load = [&](int s, int round) {
-        const int kt = round + s;
-        if (warp_in_n) {
-#pragma unroll
-          for (int i = 0; i < Tile::kUnits; ++i) {
-            char* dst = slots + 32 * Tile::kLaneBytes * s + 32 * Tile::kUnit * i;
-            if constexpr (Tile::kUnit == 16) {
-              copy_async_16(dst, weight + 4 * i);
-            } else {
-              copy_async_8(dst, weight + 2 * i);
-            }
-          }
-          weight += weight_kt_stride;
-          if (starts_group<ROUND_GROUPS>(p, round, s, 0)) {
-            if (!p.channelwise) copy_async_16_cached(scale_slots + 32 * (s / 2), scales);
-            scales += p.n;
-            if constexpr (MODE == QuantMode::zero_point) {
-              if constexpr (BITS == 4) {
-                zw[s / 2][0] = __ldg(zeros);
-              } else {
-                const uint2 v = __ldg(reinterpret_cast<const uint2*>(zeros));
-                zw[s / 2][0] = v.x;
-                zw[s / 2][1] = v.y;
-              }
-              zeros += p.n * BITS / 32;
-            }
-          }
-        }
-        if (s % Tile::kChunkTiles == 0) {
-          char* buf = act_buffers + Tile::kChunkBytes * load_buf;
-          const bool in_k = kt + (q >> 1) < k_tiles;
-#pragma unroll
-          for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
-            const bool fill = in_k && a_src[i] != nullptr;
-            copy_async_16_or_zero(buf + 16 * chunk_unit((tid >> 3) + 16 * i, q), fill ? a_src[i] + 16 * kt : p.a, fill);
-          }
-          load_buf = next_buf(load_buf);
-        }
-      };
-
       std::uint32_t frag[kGroups][4];  // the A fragments (marlin_wgmma_tile)
       auto compute = [&](int s, int round) {
         wait_async<kStages - 1>();
@@ -297,15 +325,21 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
                                              32u * static_cast<unsigned>(s % Tile::kChunkTiles));
         if (s % Tile::kChunkTiles == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
       };
-
-      pipelined_k_loop<kStages>(0, k_tiles, load, compute);
+      pipelined_k_rounds<kStages>(0, k_tiles, load, compute);
       wgmma_wait<0>();
       wait_async<0>();
     }
-
-    if (warp_in_n) {
-      store_marlin_sums<T, kRows / 8, kGroups>(p, row0, rows, 64 * nt + 16 * group_first + g, computes, t,
-                                               [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
+    // Every warp's MMAs are done: the chunk buffers are free for the next item, whose first tiles
+    // are then copied while this item's sums are stored (the copies' latency behind the stores).
+    __syncthreads();
+    const MarlinItem done = it;
+    const int done_nt = nt;
+    const bool done_in_n = warp_in_n;
+    item += gridDim.x;
+    if (item < items) begin(item);
+    if (done_in_n) {
+      store_marlin_sums<T, kRows / 8, kGroups>(p, done.row0, done.rows, 64 * done_nt + 16 * group_first + g, done.computes,
+                                               t, [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
     }
   }
 #else
@@ -313,36 +347,42 @@ __global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_kernel(const M
 #endif
 }
 
-template <typename T, int BITS, int ROWS, QuantMode MODE>
+template <typename T, int BITS, int ROWS, int WGS, QuantMode MODE>
 void launch_marlin_wgmma_mode(const MarlinParams& params, cudaStream_t stream) {
   auto launch = [&](auto kernel) {
-    launch_persistent(kernel, kMarlinThreads, params.block_capacity * params.row_groups * params.n_items, params, stream,
-                      "marlin_moe", marlin_wgmma_smem_bytes<BITS, ROWS>(), params.likely_items, params.max_grid);
+    launch_persistent(kernel, WgmmaTile<BITS, ROWS, WGS>::kThreads, params.block_capacity * params.row_groups * params.n_items,
+                      params, stream, "marlin_moe", marlin_wgmma_smem_bytes<BITS, ROWS, WGS>(), params.likely_items,
+                      params.max_grid);
   };
-  if (marlin_round_groups(params, WgmmaTile<BITS, ROWS>::kStages)) {
-    launch(marlin_wgmma_kernel<T, BITS, ROWS, MODE, true>);
+  if (marlin_round_groups(params, WgmmaTile<BITS, ROWS, WGS>::kStages)) {
+    launch(marlin_wgmma_kernel<T, BITS, ROWS, WGS, MODE, true>);
   } else {
-    launch(marlin_wgmma_kernel<T, BITS, ROWS, MODE, false>);
+    launch(marlin_wgmma_kernel<T, BITS, ROWS, WGS, MODE, false>);
   }
 }
 
-template <typename T, int BITS, int ROWS>
-void launch_marlin_wgmma_rows(const MarlinParams& params, cudaStream_t stream) {
+template <typename T, int BITS, int ROWS, int WGS>
+void launch_marlin_wgmma_wgs(const MarlinParams& params, cudaStream_t stream) {
   if (params.zeros != nullptr) {
-    launch_marlin_wgmma_mode<T, BITS, ROWS, QuantMode::zero_point>(params, stream);
+    launch_marlin_wgmma_mode<T, BITS, ROWS, WGS, QuantMode::zero_point>(params, stream);
   } else {
-    launch_marlin_wgmma_mode<T, BITS, ROWS, QuantMode::symmetric>(params, stream);
+    launch_marlin_wgmma_mode<T, BITS, ROWS, WGS, QuantMode::symmetric>(params, stream);
   }
 }
 
+// Instances: 64-row items on one or two warpgroups, 128-row items on one (the host never asks for
+// two there: marlin_moe rejects it, choose_wgmma_warpgroups never picks it).
 template <typename T, int BITS>
-void launch_marlin_wgmma(const MarlinParams& params, int rows, cudaStream_t stream) {
-  static_assert(WgmmaTile<BITS, 64>::kTileColumns == wgmma_tile_columns(64));
-  static_assert(WgmmaTile<BITS, 128>::kTileColumns == wgmma_tile_columns(128));
+void launch_marlin_wgmma(const MarlinParams& params, int rows, int warpgroups, cudaStream_t stream) {
+  static_assert(WgmmaTile<BITS, 64, 1>::kTileColumns == wgmma_tile_columns(64, 1));
+  static_assert(WgmmaTile<BITS, 64, 2>::kTileColumns == wgmma_tile_columns(64, 2));
+  static_assert(WgmmaTile<BITS, 128, 1>::kTileColumns == wgmma_tile_columns(128, 1));
   if (rows == 128) {
-    launch_marlin_wgmma_rows<T, BITS, 128>(params, stream);
+    launch_marlin_wgmma_wgs<T, BITS, 128, 1>(params, stream);
+  } else if (warpgroups == 2) {
+    launch_marlin_wgmma_wgs<T, BITS, 64, 2>(params, stream);
   } else {
-    launch_marlin_wgmma_rows<T, BITS, 64>(params, stream);
+    launch_marlin_wgmma_wgs<T, BITS, 64, 1>(params, stream);
   }
 }
 

@@ -40,6 +40,7 @@ struct Config {
   std::int64_t k_shards = 1;  // > 1: a real K shard (act-order, is_k_full = false), rank k_shard_rank
   std::int64_t k_shard_rank = 0;
   MarlinMmaPath path = MarlinMmaPath::automatic;
+  int warpgroups = 0;  // wgmma_warpgroups: 0 chosen, 1 or 2 forced
   // block_size 8: cap the thread blocks (max_thread_blocks) so that the call runs the slice kernel:
   // whole-column rounds, then a last round whose columns are split in K slices (see slice_cap).
   bool sliced_tail = false;
@@ -57,6 +58,7 @@ struct Config {
     if (k_shards > 1) s += "_kshard" + std::to_string(k_shard_rank) + "of" + std::to_string(k_shards);
     if (path == MarlinMmaPath::wgmma) s += "_wgmma";
     if (path == MarlinMmaPath::mma_sync) s += "_mmasync";
+    if (warpgroups != 0) s += "_wg" + std::to_string(warpgroups);
     if (sliced_tail) s += "_slicedtail";
     return s;
   }
@@ -194,6 +196,10 @@ void check_case(const Config& config, std::uint64_t seed) {
   }
   if (config.path == MarlinMmaPath::wgmma && !marlin_moe_uses_wgmma(d.args, 0)) {
     GTEST_SKIP() << "the wgmma path needs a compute capability 9.0 device and a build with sm_90a code";
+  }
+  d.args.wgmma_warpgroups = config.warpgroups;
+  if (config.warpgroups != 0) {
+    ASSERT_EQ(marlin_moe_wgmma_warpgroups(d.args, 0), config.warpgroups) << "the forced warpgroups must run";
   }
   d.scramble_workspace(seed);
   const std::vector<std::uint16_t> first = d.run();
@@ -359,10 +365,17 @@ std::vector<Config> paths() {
               c.topk = 2;
               c.hidden = 320;
               c.inter = 320;
-              out.push_back(c);
-              if (path == MarlinMmaPath::wgmma && !has_zero_point(type) && group > 0) {
-                c.act_order = true;
+              // 64-row items on the wgmma path also on two warpgroups per thread block (N = 320 and
+              // 640: the second warpgroup's warps past N in the last item).
+              for (int warpgroups : {0, 2}) {
+                if (warpgroups == 2 && (path != MarlinMmaPath::wgmma || block != 64)) continue;
+                c.warpgroups = warpgroups;
+                c.act_order = false;
                 out.push_back(c);
+                if (path == MarlinMmaPath::wgmma && !has_zero_point(type) && group > 0) {
+                  c.act_order = true;
+                  out.push_back(c);
+                }
               }
             }
           }

@@ -3,6 +3,6 @@
 #include "../marlin_wgmma_kernel.cuh"
 
 namespace moeval::kernels::detail {
-template void launch_marlin_wgmma<__nv_bfloat16, 4>(const MarlinParams&, int, cudaStream_t);
-template void launch_marlin_wgmma<__nv_bfloat16, 8>(const MarlinParams&, int, cudaStream_t);
+template void launch_marlin_wgmma<__nv_bfloat16, 4>(const MarlinParams&, int, int, cudaStream_t);
+template void launch_marlin_wgmma<__nv_bfloat16, 8>(const MarlinParams&, int, int, cudaStream_t);
 }  // namespace moeval::kernels::detail

@@ -112,6 +112,23 @@ TEST_F(MarlinMoeErrors, WgmmaPathNeedsSixtyFourRowItems) {
       << error_of(args);
 }
 
+TEST_F(MarlinMoeErrors, TwoWarpgroupsNeedSixtyFourRowWgmmaItems) {
+  MarlinMoeArgs args = valid();  // block_size 16
+  args.wgmma_warpgroups = 3;
+  EXPECT_NE(error_of(args).find("wgmma_warpgroups = 3; allowed 0 (chosen), 1 or 2"), std::string::npos) << error_of(args);
+  args.wgmma_warpgroups = -1;
+  EXPECT_NE(error_of(args).find("wgmma_warpgroups = -1; allowed 0 (chosen), 1 or 2"), std::string::npos) << error_of(args);
+  args.wgmma_warpgroups = 2;
+  EXPECT_NE(error_of(args).find("wgmma_warpgroups = 2 runs 64-row items on the wgmma path only"), std::string::npos)
+      << error_of(args);
+  EXPECT_NE(error_of(args).find("here block_size = 16"), std::string::npos) << error_of(args);
+  args.blocks.block_size = 128;
+  EXPECT_NE(error_of(args).find("here block_size = 128"), std::string::npos) << error_of(args);
+  args.blocks.block_size = 64;
+  args.mma_path = MarlinMmaPath::mma_sync;
+  EXPECT_NE(error_of(args).find("here block_size = 64, mma_path = mma_sync"), std::string::npos) << error_of(args);
+}
+
 // 16-row items and taller copy activation rows in 16-byte pieces: an A only 4-byte aligned is an
 // error there (it would be a misaligned cp.async on the device), and fine for 8-row items and
 // act-order (which reads the gathered copy).

@@ -133,5 +133,28 @@ TEST(MarlinHeuristics, SliceKernelWhereColumnsFillARoundOfWarps) {
   EXPECT_LE(detail::plan_slices(args_for(64, 2048, 1, 1, 8), 1 << 20, 1000).grid * 4, detail::kMaxSliceWarps);
 }
 
+// Two warpgroups per thread block for 64-row wgmma items where K ≥ 4096 and the 8-column items
+// fill 20 rounds of the SMs; one otherwise, and a forced count is kept.
+TEST(MarlinHeuristics, WgmmaWarpgroupsForLongKAndManyRounds) {
+  constexpr int kSms = 100;
+  // E = 1 and top_k = 1: every slot goes to the one expert, ⌈slots / 64⌉ blocks; N = 512 is one
+  // item of 8 tile columns per block, so items = blocks.
+  auto groups = [](std::int64_t k, std::int64_t blocks, int block_size = 64, int forced = 0) {
+    MarlinMoeArgs args = args_for(512, k, blocks * block_size, 1, block_size);
+    args.wgmma_warpgroups = forced;
+    return detail::choose_wgmma_warpgroups(args, 1 << 20, kSms);
+  };
+  EXPECT_EQ(groups(4096, 2000), 2);  // 20 rounds
+  EXPECT_EQ(groups(4096, 1999), 1);
+  EXPECT_EQ(groups(4080, 100000), 1);  // K below 4096: one, however many rounds
+  EXPECT_EQ(groups(7168, 100000, 128), 1);  // 128-row items run on one warpgroup
+  EXPECT_EQ(groups(2048, 10, 64, 2), 2);  // forced
+  EXPECT_EQ(groups(7168, 100000, 64, 1), 1);
+  // A thread-block cap lowers the round.
+  MarlinMoeArgs capped = args_for(512, 4096, 400 * 64, 1, 64);
+  capped.max_thread_blocks = 20;
+  EXPECT_EQ(detail::choose_wgmma_warpgroups(capped, 1 << 20, kSms), 2);
+}
+
 }  // namespace
 }  // namespace moeval::kernels

@@ -115,6 +115,11 @@ struct MarlinMoeArgs {
   // > 0: at most this many thread blocks in the launch (leaves SMs to concurrent kernels, such as
   // communication; the work is the same, in more rounds). 0: as many as fit on the device.
   int max_thread_blocks = 0;
+  // Warpgroups per thread block on the wgmma path with 64-row items (block_size 64): 0 chooses
+  // (marlin_moe_wgmma_warpgroups), 1 forces one (two thread blocks per SM), 2 forces two (one thread
+  // block per SM whose warpgroups share each activation chunk, items of 512 columns). Tests force
+  // both; 2 is rejected (std::invalid_argument) where the call does not run such items.
+  int wgmma_warpgroups = 0;
 };
 
 // Workspace of block_size 8 (the decode path, 8-row work items): K slices of a tile column run on
@@ -133,6 +138,10 @@ void marlin_moe(const MarlinMoeArgs& args);
 
 // Whether marlin_moe(args) runs on the wgmma path on `device` (after the arguments were checked).
 bool marlin_moe_uses_wgmma(const MarlinMoeArgs& args, int device);
+
+// Warpgroups per thread block marlin_moe(args) runs on `device`: 0 off the wgmma path, else 1 or 2
+// (two where K ≥ 4096 and the items fill at least 20 rounds of the SMs: marlin_moe.cu says why).
+int marlin_moe_wgmma_warpgroups(const MarlinMoeArgs& args, int device);
 
 // Whether marlin_moe(args) runs its 8-row items (block_size 8) on the per-warp kernel with K slices
 // on `device`: where the expected tile columns fill a round of the device's resident warps (under
