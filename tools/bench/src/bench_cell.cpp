@@ -238,6 +238,13 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
       },
       s.options.warmup, s.options.repeats);
   const std::vector<std::uint16_t> wna16_out = download(c.get(), out_count, "download WNA16");
+  int device = 0;
+  kernels::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  const int warpgroups = kernels::marlin_moe_wgmma_warpgroups(marlin, device);
+  r.marlin_kernel = warpgroups == 2   ? "wgmma-2wg"
+                    : warpgroups == 1 ? "wgmma"
+                    : kernels::marlin_moe_uses_slices(marlin, device) ? "slices"
+                                                                      : "thread-block";
   r.marlin_s = timer.median_seconds([&] { kernels::marlin_moe(marlin); }, s.options.warmup, s.options.repeats);
   r.marlin_with_align_s = timer.median_seconds(
       [&] {

@@ -97,6 +97,7 @@ nlohmann::json to_json(const BenchRun& run) {
                      {"cublas_over_ours", c.cublas_s < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.cublas_s / c.ours_s)},
                      {"normwise_diff_vs_cublas",
                       c.normwise_vs_cublas < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.normwise_vs_cublas)},
+                     {"marlin_kernel", c.marlin_kernel},
                      {"marlin_gemm_s", c.marlin_s},
                      {"marlin_align_plus_gemm_s", c.marlin_with_align_s},
                      {"roofline_over_marlin", c.roofline_s / c.marlin_s},

@@ -39,6 +39,9 @@ struct CellResult {
   double marlin_s = 0;               // GEMM only (moe_align excluded)
   double marlin_with_align_s = 0;    // moe_align + GEMM
   double marlin_normwise_vs_cublas = -1;  // ‖Marlin − cuBLAS‖_F / ‖cuBLAS‖_F; -1: cuBLAS path not run
+  // Which Marlin kernel ran: "wgmma" (one warpgroup per thread block), "wgmma-2wg" (two), "slices"
+  // (8-row items, K slices across warps) or "thread-block" (the other mma.sync items).
+  std::string marlin_kernel;
 };
 
 // Holds one shape's weights on the device (our WNA16 layout; the logical codes, Marlin's tiles and
