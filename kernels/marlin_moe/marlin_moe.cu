@@ -159,7 +159,7 @@ namespace detail {
 // Warpgroups per thread block of a wgmma call (block_size 64 or 128). Two, sharing each activation
 // chunk, where K ≥ 4096 and the items of 8 tile columns fill at least 20 rounds of the SMs; one
 // otherwise, and always for 128-row items. Measured on the H200 (both forced, same binary,
-// docs/bench.md): two were 1–4 % faster on DeepSeek-V3 w13 (K = 7168) M = 2048–8192 and on
+// docs/bench.md): two were 1–5 % faster on DeepSeek-V3 w13 (K = 7168) M = 2048–8192 and on
 // Mixtral w13 (K = 4096) M = 4096–8192, level on Mixtral M = 2048, and 3–6 % slower with K = 2048
 // (DeepSeek-V3 w2 M = 2048–8192, Qwen3-30B-A3B w13 M = 1024–2048) and on Mixtral M = 1024
 // (15 rounds): one thread block per SM leaves the tensor cores idle while an item's sums are stored,
