@@ -31,6 +31,7 @@ struct BenchOptions {
   int repeats = 20;
   int device = 0;
   bool skip_cublas = false;
+  int marlin_wgmma_warpgroups = 0;
   std::vector<std::string> compare;  // two bench JSON files: compare them, time nothing
 };
 
@@ -64,6 +65,7 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   bench::CellOptions cell_options;
   cell_options.repeats = o.repeats;
   cell_options.with_cublas = !o.skip_cublas;
+  cell_options.marlin_wgmma_warpgroups = o.marlin_wgmma_warpgroups;
   for (const bench::BenchShape& shape : shapes) {
     bench::ShapeBench shape_bench(shape, cell_options);
     for (std::int64_t m : o.tokens) {
@@ -92,6 +94,10 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--repeats", options->repeats, "Timed runs per measurement (median)")->check(integer_in(1, 1000));
   cmd->add_option("--device", options->device, "CUDA device index")->check(integer_in(0, 1023));
   cmd->add_flag("--skip-cublas", options->skip_cublas, "Do not run the cuBLAS reference path");
+  cmd->add_option("--marlin-wgmma-warpgroups", options->marlin_wgmma_warpgroups,
+                  "Warpgroups per thread block for the Marlin cells on 64-row wgmma items: 0 the kernel's choice "
+                  "(default), 1 or 2 forced there (A/Bs of both forms)")
+      ->check(integer_in(0, 2));
   cmd->add_option("--compare", options->compare,
                   "Compare two bench JSON files A B cell by cell (B/A per timed path) and time nothing; no GPU needed")
       ->expected(2)

@@ -240,6 +240,10 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   const std::vector<std::uint16_t> wna16_out = download(c.get(), out_count, "download WNA16");
   int device = 0;
   kernels::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  if (s.options.marlin_wgmma_warpgroups != 0 && marlin.blocks.block_size == 64 &&
+      kernels::marlin_moe_uses_wgmma(marlin, device)) {
+    marlin.wgmma_warpgroups = s.options.marlin_wgmma_warpgroups;
+  }
   const int warpgroups = kernels::marlin_moe_wgmma_warpgroups(marlin, device);
   r.marlin_kernel = warpgroups == 2   ? "wgmma-2wg"
                     : warpgroups == 1 ? "wgmma"

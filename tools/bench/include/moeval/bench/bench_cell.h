@@ -18,6 +18,9 @@ struct CellOptions {
   int warmup = 3;
   bool with_cublas = true;
   std::uint64_t seed = 1;
+  // Warpgroups per wgmma thread block for the Marlin cells that run 64-row wgmma items (0: the
+  // kernel's choice; 1 or 2 forced there, other cells unaffected): same-run A/Bs of both forms.
+  int marlin_wgmma_warpgroups = 0;
 };
 
 struct CellResult {
