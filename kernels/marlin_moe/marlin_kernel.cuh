@@ -448,8 +448,8 @@ __device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots
 // once the loops unroll; round ≡ kt_begin mod kStages). One cp.async group per K tile, empty ones
 // included, so "all but the newest kStages − 1 groups are complete" always means "the tile about to
 // be computed has landed"; a stage is refilled right after the tile in it was computed.
-// It is the prologue (the first kStages tiles, one group each) and then the rounds; a kernel that
-// overlaps an item's prologue with the previous item's epilogue calls the two apart.
+// The loop is its prologue (the first kStages tiles, one group each) and then its rounds; a kernel
+// that overlaps an item's prologue with the previous item's epilogue calls the two apart.
 template <int kStages, typename Load>
 __device__ inline void pipelined_k_prologue(int kt_begin, int kt_end, Load& load) {
 #pragma unroll

@@ -170,7 +170,8 @@ int choose_wgmma_warpgroups(const MarlinMoeArgs& args, std::int64_t block_capaci
   if (args.blocks.block_size != 64 || args.shape.k < 4096) return 1;
   std::int64_t blocks_on = sms;
   if (args.max_thread_blocks > 0) blocks_on = std::min<std::int64_t>(blocks_on, args.max_thread_blocks);
-  const std::int64_t items = expected_block_count(args, block_capacity) * ((args.shape.n / 64 + 7) / 8);
+  const std::int64_t columns = wgmma_tile_columns(64, 2);
+  const std::int64_t items = expected_block_count(args, block_capacity) * ((args.shape.n / 64 + columns - 1) / columns);
   return items >= 20 * blocks_on ? 2 : 1;
 }
 

@@ -58,8 +58,7 @@ struct WgmmaTile {
   static_assert(ROWS == 64 || ROWS == 128);
   static_assert(WGS == 1 || (WGS == 2 && ROWS == 64), "two warpgroups run 64-row items only");
   static constexpr int kRows = ROWS;                     // tokens per item: the N of m64nNk16
-  static constexpr int kWarpgroups = WGS;                // per thread block, sharing the activation chunks
-  static constexpr int kThreads = 128 * WGS;
+  static constexpr int kThreads = 128 * WGS;             // WGS warpgroups sharing the activation chunks
   static constexpr int kGroups = ROWS == 64 ? 4 : 2;     // 16-column groups per warp and K tile
   static constexpr int kTileColumns = kGroups * WGS;     // Marlin tile columns per item
   static constexpr int kStages = 8;                      // K tiles in flight (only 8 warps per SM here)
@@ -176,7 +175,7 @@ __device__ inline void marlin_wgmma_tile(float (&acc)[WgmmaTile<BITS, ROWS>::kGr
 // per SM, ran 1.2–1.3× slower on the H200).
 // ROUND_GROUPS: a group is one K round (marlin_round_groups), so groups start at s = 0 only.
 template <typename T, int BITS, int ROWS, int WGS, QuantMode MODE, bool ROUND_GROUPS>
-__global__ void __launch_bounds__(128 * WGS, 2 / WGS) marlin_wgmma_kernel(const MarlinParams p) {
+__global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, 2 / WGS) marlin_wgmma_kernel(const MarlinParams p) {
   static_assert(MODE != QuantMode::k_shard, "the K-shard path runs 32-row items on mma.sync");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tile = WgmmaTile<BITS, ROWS, WGS>;
