@@ -28,10 +28,12 @@ MUTANTS=(
   "bf16-takes-the-fp16-path§kernels/wna16_moe/wna16_moe.cu§  if (args.dtype == ActDType::f16) {§  if (args.dtype == ActDType::f16 || args.dtype == ActDType::bf16) {§wna16_gpu_tests§Wna16Exact.*§1§bf16 activations run through the fp16 instantiation (the untested-bf16 class)"
   "split-k-missing-barrier§kernels/wna16_moe/wna16_kernel.cuh§      __syncthreads();
       if (wk == 0) {§      if (wk == 0) {§sanitize_gpu_tests§Registry/Sanitize.Clean/wna16_moe_racecheck§1§warp 0 sums the split-K partials without waiting for the other warps to write them (shared-memory race)"
+  "wgmma-second-warpgroup-columns§kernels/marlin_moe/marlin_wgmma_kernel.cuh§const int warp_column = kGroups == 4 ? warp : warp >> 1;§const int warp_column = kGroups == 4 ? (warp & 3) : warp >> 1;§moeval_kernel_tests§Paths/*_wgmma_wg2§1§the second warpgroup of a two-warpgroup Marlin block computes the first one's tile columns (needs sm_90a)"
 )
 # Where each test binary lives in the build tree.
 declare -A BINARY_PATH=([multi_gpu_tests]=testbed/tests [large_gpu_tests]=testbed/tests
-                        [sanitize_gpu_tests]=testbed/tests [wna16_gpu_tests]=testbed/tests)
+                        [sanitize_gpu_tests]=testbed/tests [wna16_gpu_tests]=testbed/tests
+                        [moeval_kernel_tests]=kernels/tests)
 
 # Field $2 of record $1 (fields may hold newlines and '|', so they are split on '§' by python).
 split() { python3 -c 'import sys; print(sys.argv[1].split("\u00a7")[int(sys.argv[2])], end="")' "$1" "$2"; }
