@@ -493,11 +493,12 @@ __device__ inline void pipelined_k_loop(int kt_begin, int kt_end, Load& load, Co
 // Stores a lane's fp32 sums, held in the mma C layout, as 16-bit outputs: item rows tt·8 + 2t +
 // (j & 1) (tt < TT, j < 4) at columns col0 + 8·(j >> 1) + 16·gi (gi < GROUPS), sum(gi, tt, j); times
 // the routing weight where the epilogue multiplies, then one rounding. slot_of(r): the routed slot
-// of item row r (its sorted_token_ids entry). Padding rows (≥ rows, or ids outside [0, num_slots))
-// are not stored; rows of a non-local (−1) expert (computes = false) are zeros.
-template <typename T, int TT, int GROUPS, typename SlotOf, typename Sum>
+// of item row r (its sorted_token_ids entry); weight_of(r, slot): that slot's routing weight, asked
+// only where the epilogue multiplies. Padding rows (≥ rows, or ids outside [0, num_slots)) are not
+// stored; rows of a non-local (−1) expert (computes = false) are zeros.
+template <typename T, int TT, int GROUPS, typename SlotOf, typename WeightOf, typename Sum>
 __device__ inline void store_marlin_sums(const MarlinParams& p, int rows, std::int64_t col0, bool computes, int t,
-                                         const SlotOf& slot_of, const Sum& sum) {
+                                         const SlotOf& slot_of, const WeightOf& weight_of, const Sum& sum) {
 #pragma unroll
   for (int tt = 0; tt < TT; ++tt) {
 #pragma unroll
@@ -506,7 +507,7 @@ __device__ inline void store_marlin_sums(const MarlinParams& p, int rows, std::i
       if (r >= rows) continue;
       const std::int64_t sid = slot_of(r);
       if (sid < 0 || sid >= p.num_slots) continue;
-      const float w = p.topk_weights != nullptr ? p.topk_weights[sid] : 1.0f;
+      const float w = p.topk_weights != nullptr ? weight_of(r, sid) : 1.0f;
       std::uint16_t* out = p.c + sid * p.n + col0 + 8 * (j >> 1);
 #pragma unroll
       for (int gi = 0; gi < GROUPS; ++gi) {
@@ -720,6 +721,7 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
     if (wk == 0 && warp_in_n) {
       store_marlin_sums<T, TT, 4>(p, rows, 64 * nt + g, computes, t,
                                   [&](int r) { return std::int64_t{p.sorted_token_ids[row0 + r]}; },
+                                  [&](int, std::int64_t sid) { return p.topk_weights[sid]; },
                                   [&](int wg, int tt, int j) { return acc[wg][tt][j]; });
     }
   }

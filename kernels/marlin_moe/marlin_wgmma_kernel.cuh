@@ -49,7 +49,9 @@
 // The stores take each row's routed slot from shared memory, where the item's begin put it (the
 // threads that copy piece 0 of the rows have it in hand), instead of loading sorted_token_ids again
 // from global memory: one dependent global load fewer before every store. Same-run A/B on the H200:
-// 2–7 % faster on the bench's M = 4096 cells, 1 % on Mixtral M = 256.
+// 2–7 % faster on the bench's M = 4096 cells, 1 % on Mixtral M = 256. Where the epilogue multiplies
+// (GEMM2), the same threads also copy each row's routing weight into shared memory during the K
+// loop, which removes the stores' last dependent global load.
 #pragma once
 
 #include "../common/wgmma.cuh"
@@ -82,9 +84,10 @@ struct WgmmaTile {
   // 4·B ≥ kStages + 5.
   static constexpr int kActBuffers = (kStages + 5 + 3) / 4;
   static constexpr int kRingBytes = kStages * 32 * kLaneBytes + kScaleSlots * 32 * 16;  // per warp
-  // The routed slots of an item's rows, for its stores: two buffers, since the next item begins
-  // (and writes its slots) before this one stores.
-  static constexpr int kSlotBytes = 2 * kRows * 4;
+  // The routed slots of an item's rows and, where the epilogue multiplies, their routing weights,
+  // for its stores: two buffers of each, since the next item begins (and writes them) before this
+  // one stores.
+  static constexpr int kSlotBytes = 2 * kRows * (4 + 4);
   static_assert(kStages % kChunkTiles == 0 && kStages % 2 == 0);
 };
 
@@ -205,9 +208,11 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, 2 / WGS)
   char* const slots = ring + lane * Tile::kUnit;                          // stage s: + 32·kLaneBytes·s
   uint4* const scale_slots = reinterpret_cast<uint4*>(ring + kStages * 32 * Tile::kLaneBytes) + lane;  // pair s / 2
   if ((act_shared & 1023u) != 0) __trap();  // the swizzled B descriptors need 1024-byte aligned chunks
-  // item_slots[kRows·b + r]: the routed slot of row r of the item in slot buffer b, −1 for padding.
+  // item_slots[kRows·b + r]: the routed slot of row r of the item in slot buffer b, −1 for padding;
+  // item_weights[kRows·b + r]: its routing weight (copied only where the epilogue multiplies).
   std::int32_t* const item_slots =
       reinterpret_cast<std::int32_t*>(act_buffers + Tile::kActBuffers * Tile::kChunkBytes + 4 * WGS * Tile::kRingBytes);
+  float* const item_weights = reinterpret_cast<float*>(item_slots + 2 * kRows);
 
   const std::int64_t items = marlin_block_count(p) * p.row_groups * p.n_items;
   const int k_tiles = p.k_tiles;
@@ -305,6 +310,17 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, 2 / WGS)
     load_buf = 0;
     compute_buf = 0;
     pipelined_k_prologue<kStages>(0, k_tiles, load);
+    // The routing weights of the rows this thread kept, after the prologue's copies (their address
+    // waits for the slot, read back here from shared memory). They join the K loop's first cp.async
+    // group; the loop's final wait and the barrier after it make them visible to the stores.
+    if (q == 0 && p.topk_weights != nullptr) {
+#pragma unroll
+      for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
+        const int r = (tid >> 3) + Tile::kPieceRowStride * i;
+        const std::int32_t sid = item_slots[kRows * slot_buf + r];
+        if (sid >= 0) copy_async_4(item_weights + kRows * slot_buf + r, p.topk_weights + sid);
+      }
+    }
   };
 
   std::int64_t item = blockIdx.x;
@@ -352,11 +368,14 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, 2 / WGS)
     const int done_nt = nt;
     const bool done_in_n = warp_in_n;
     const std::int32_t* const done_slots = item_slots + kRows * slot_buf;  // written before the K loop's barriers
+    const float* const done_weights = item_weights + kRows * slot_buf;
     item += gridDim.x;
     if (item < items) begin(item);
     if (done_in_n) {
       store_marlin_sums<T, kRows / 8, kGroups>(p, done.rows, 64 * done_nt + 16 * group_first + g, done.computes, t,
                                                [&](int r) { return std::int64_t{done_slots[r]}; },
+                                               // (a non-local expert's rows store zeros: no weights were copied)
+                                               [&](int r, std::int64_t) { return done.computes ? done_weights[r] : 0.0f; },
                                                [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
     }
   }
