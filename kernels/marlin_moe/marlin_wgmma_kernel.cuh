@@ -92,7 +92,7 @@ struct WgmmaTile {
 };
 
 // Chunk buffers first (1024-byte aligned, as the 128-byte swizzle needs), then one ring per warp,
-// then the items' slot ids.
+// then the items' slot ids and routing weights.
 template <int BITS, int ROWS, int WGS = 1>
 constexpr std::size_t marlin_wgmma_smem_bytes() {
   using Tile = WgmmaTile<BITS, ROWS, WGS>;
