@@ -518,6 +518,16 @@ __device__ inline void store_marlin_sums(const MarlinParams& p, int rows, std::i
   }
 }
 
+// The mma.sync kernels' form: item row r is row row0 + r of sorted_token_ids, and the routing
+// weights are read from global memory.
+template <typename T, int TT, int GROUPS, typename Sum>
+__device__ inline void store_marlin_sums(const MarlinParams& p, std::int64_t row0, int rows, std::int64_t col0,
+                                         bool computes, int t, const Sum& sum) {
+  store_marlin_sums<T, TT, GROUPS>(
+      p, rows, col0, computes, t, [&](int r) { return std::int64_t{p.sorted_token_ids[row0 + r]}; },
+      [&](int, std::int64_t sid) { return p.topk_weights[sid]; }, sum);
+}
+
 // One warp's sums over K tiles [kt_begin, kt_end) of Marlin tile column nt for the 8·TT rows
 // row0 .. row0 + rows − 1 of a moe block of `expert` (which must be local: 0 ≤ expert < E), added
 // into acc. warp_smem: the warp's ring (marlin_warp_smem_uint4); kt_begin a multiple of kStages.
@@ -719,9 +729,7 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<TT>()) ma
     }
 
     if (wk == 0 && warp_in_n) {
-      store_marlin_sums<T, TT, 4>(p, rows, 64 * nt + g, computes, t,
-                                  [&](int r) { return std::int64_t{p.sorted_token_ids[row0 + r]}; },
-                                  [&](int, std::int64_t sid) { return p.topk_weights[sid]; },
+      store_marlin_sums<T, TT, 4>(p, row0, rows, 64 * nt + g, computes, t,
                                   [&](int wg, int tt, int j) { return acc[wg][tt][j]; });
     }
   }

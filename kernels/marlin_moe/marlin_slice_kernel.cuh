@@ -134,9 +134,7 @@ __global__ void __launch_bounds__(kMarlinThreads, marlin_blocks_per_sm<1>()) mar
       marlin_warp_k_range<T, BITS, 1, MODE, ROUND_GROUPS>(acc, p, warp_smem, expert, row0, 8, nt, kt_begin, kt_end, lane);
       if (n_slices > 1 && !marlin_add_slices(acc, p, tail_column, tail, slice, n_slices, lane)) return;
     }
-    store_marlin_sums<T, 1, 4>(p, 8, 64 * nt + (lane >> 2), computes, lane & 3,
-                               [&](int r) { return std::int64_t{p.sorted_token_ids[row0 + r]}; },
-                               [&](int, std::int64_t sid) { return p.topk_weights[sid]; },
+    store_marlin_sums<T, 1, 4>(p, row0, 8, 64 * nt + (lane >> 2), computes, lane & 3,
                                [&](int wg, int tt, int j) { return acc[wg][tt][j]; });
   };
   // Whole columns dealt round-robin (first = this warp's index in the grid), then the last round:
