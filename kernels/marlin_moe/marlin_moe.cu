@@ -85,13 +85,22 @@ void check_arguments(const MarlinMoeArgs& args) {
            "is_k_full = false); here block_size = " + str(args.blocks.block_size) + (k_shard(w) ? " with a K shard" : ""));
   }
   if (args.max_thread_blocks < 0) reject("max_thread_blocks = " + str(args.max_thread_blocks) + "; must be ≥ 0 (0: no cap)");
-  if (args.wgmma_warpgroups < 0 || args.wgmma_warpgroups > 2) {
-    reject("wgmma_warpgroups = " + str(args.wgmma_warpgroups) + "; allowed 0 (chosen), 1 or 2");
+  if (args.wgmma_warpgroups < 0 || args.wgmma_warpgroups > detail::kWgmmaProducerForm) {
+    reject("wgmma_warpgroups = " + str(args.wgmma_warpgroups) + "; allowed 0 (chosen), 1, 2 or 3 (producer form)");
   }
-  if (args.wgmma_warpgroups == 2 && (args.mma_path == MarlinMmaPath::mma_sync || args.blocks.block_size != 64 || k_shard(w))) {
-    reject("wgmma_warpgroups = 2 runs 64-row items on the wgmma path only: block_size 64, no K shard, mma_path not "
-           "mma_sync; here block_size = " + str(args.blocks.block_size) + (k_shard(w) ? " with a K shard" : "") +
+  const bool producer_form = args.wgmma_warpgroups == detail::kWgmmaProducerForm;
+  const int block = args.blocks.block_size;
+  if (args.wgmma_warpgroups >= 2 &&
+      (args.mma_path == MarlinMmaPath::mma_sync || k_shard(w) || (block != 64 && !(producer_form && block == 128)))) {
+    reject("wgmma_warpgroups = " + str(args.wgmma_warpgroups) + " runs " +
+           (producer_form ? "64- or 128-row items on the wgmma path only: block_size 64 or 128"
+                          : "64-row items on the wgmma path only: block_size 64") +
+           ", no K shard, mma_path not mma_sync; here block_size = " + str(block) + (k_shard(w) ? " with a K shard" : "") +
            (args.mma_path == MarlinMmaPath::mma_sync ? ", mma_path = mma_sync" : ""));
+  }
+  if (args.wgmma_warpgroups == detail::kWgmmaProducerForm && !aligned(w.zeros, 16)) {
+    reject("wgmma_warpgroups = 3 (producer form) copies zero points with the bulk copy engine: zeros must be 16-byte "
+           "aligned");
   }
   if (args.mul_topk_weights && args.topk_weights == nullptr) reject("mul_topk_weights is set but topk_weights is null");
   if (!aligned(w.qweight, 16)) reject("qweight must be 16-byte aligned");
@@ -156,7 +165,13 @@ int sm_count(int device) {
 
 namespace detail {
 
-// Warpgroups per thread block of a wgmma call (block_size 64 or 128). Two, sharing each activation
+// Warpgroups per thread block of a wgmma call (block_size 64 or 128): the producer form
+// (kWgmmaProducerForm: a warpgroup that only copies and two that multiply) wherever the zero points,
+// if any, are 16-byte aligned for its bulk copies. Same-run A/B on the H200 (forced, same binary,
+// docs/bench.md), against one warpgroup: DeepSeek-V3 w13 M = 2048 / 4096 / 8192 0.95 / 0.91 / 0.93,
+// w2 0.93 / 0.93 / 0.93, Qwen3-30B-A3B w13 1.01 / 0.95 / 0.94, Mixtral w13 M = 256 0.95, M = 2048
+// 0.95, M = 8192 0.94 (M = 4096 within its spread); against two warpgroups 0.93–0.98.
+// Otherwise the two older forms: two warpgroups, sharing each activation
 // chunk, where K ≥ 4096 and the items of 8 tile columns fill at least 20 rounds of the SMs; one
 // otherwise, and always for 128-row items. Measured on the H200 (both forced, same binary,
 // docs/bench.md): two were 1–5 % faster on DeepSeek-V3 w13 (K = 7168) M = 2048–8192 and on
@@ -167,6 +182,7 @@ namespace detail {
 // a lone thread block has its SM to itself and runs faster. Long K and many rounds make both small.
 int choose_wgmma_warpgroups(const MarlinMoeArgs& args, std::int64_t block_capacity, int sms) {
   if (args.wgmma_warpgroups != 0) return args.wgmma_warpgroups;
+  if (aligned(args.weights.zeros, 16)) return kWgmmaProducerForm;
   if (args.blocks.block_size != 64 || args.shape.k < 4096) return 1;
   std::int64_t blocks_on = sms;
   if (args.max_thread_blocks > 0) blocks_on = std::min<std::int64_t>(blocks_on, args.max_thread_blocks);
@@ -347,8 +363,9 @@ void marlin_moe(const MarlinMoeArgs& args) {
   if (args.mma_path == MarlinMmaPath::wgmma && !wgmma_unavailable_here.empty()) {
     reject("mma_path = wgmma cannot run here: " + wgmma_unavailable_here);
   }
-  if (args.wgmma_warpgroups == 2 && !wgmma_unavailable_here.empty()) {
-    reject("wgmma_warpgroups = 2 cannot run here (it needs the wgmma path): " + wgmma_unavailable_here);
+  if (args.wgmma_warpgroups >= 2 && !wgmma_unavailable_here.empty()) {
+    reject("wgmma_warpgroups = " + str(args.wgmma_warpgroups) + " cannot run here (it needs the wgmma path): " +
+           wgmma_unavailable_here);
   }
   const bool wgmma = uses_wgmma(args, wgmma_unavailable_here);
   if (args.blocks.num_slots == 0 || args.blocks.sorted_capacity == 0) return;

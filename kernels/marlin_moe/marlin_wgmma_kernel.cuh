@@ -18,8 +18,10 @@
 //   ROWS = 128 (block_size 128): warp w: tile column 2·n_item + w / 2, groups 2·(w % 2) + {0, 1};
 //                                2 MMAs of twice the N per K tile: each dequantized weight feeds 128
 //                                tokens instead of 64, which halves the dequantization per MMA.
-// Both keep 128 fp32 accumulators per thread (kGroups × ROWS / 2). The host picks WGS
-// (choose_wgmma_warpgroups in marlin_moe.cu: two for long K and many rounds of items).
+// Both keep 128 fp32 accumulators per thread (kGroups × ROWS / 2). The host picks the form
+// (choose_wgmma_warpgroups in marlin_moe.cu): the producer form of marlin_wgmma_producer_kernel.cuh,
+// which shares this file's per-tile code, wherever it can run, else WGS = 2 for long K and many
+// rounds of items and WGS = 1 otherwise.
 //
 // Why it beats the mma.sync path on these items: the MMAs run asynchronously, so a warp
 // dequantizes the next group while the tensor cores work on the previous ones (one A fragment per
@@ -160,16 +162,15 @@ __device__ inline void load_lane_words(std::uint32_t (&w)[Tile::kLaneBytes / 4],
 // The MMAs of one K tile of a warp: per group gg, wait until the MMA that last read frag[gg]
 // (issued kGroups MMAs ago) is done, dequantize the group into it, issue its MMA. So a group's
 // dequantization overlaps the MMAs before it, across K tiles too, with one A register set.
-// `lane_words`: the lane's words of the tile in its ring slot; `b_address`: the shared-memory address
-// of the tile's 16 k in its activation chunk.
-// Shared by the kernel and the measurement of its rate without loads (marlin_wgmma_rate.cu).
+// `w`: the lane's words of the tile; `b_address`: the shared-memory address of the tile's 16 k in its
+// activation chunk. Shared by both wgmma kernels and the measurement of their rate without loads
+// (marlin_wgmma_rate.cu).
 template <typename T, int BITS, int ROWS>
-__device__ inline void marlin_wgmma_tile(float (&acc)[WgmmaTile<BITS, ROWS>::kGroups][ROWS / 2],
-                                         std::uint32_t (&frag)[WgmmaTile<BITS, ROWS>::kGroups][4], const char* lane_words,
-                                         const GroupParams& gp, unsigned b_address) {
+__device__ inline void marlin_wgmma_tile_words(float (&acc)[WgmmaTile<BITS, ROWS>::kGroups][ROWS / 2],
+                                               std::uint32_t (&frag)[WgmmaTile<BITS, ROWS>::kGroups][4],
+                                               const std::uint32_t (&w)[WgmmaTile<BITS, ROWS>::kLaneBytes / 4],
+                                               const GroupParams& gp, unsigned b_address) {
   using Tile = WgmmaTile<BITS, ROWS>;
-  std::uint32_t w[Tile::kLaneBytes / 4];
-  load_lane_words<Tile>(w, lane_words);
   const std::uint64_t desc = wgmma_sw128_descriptor(b_address);
 #pragma unroll
   for (int gg = 0; gg < Tile::kGroups; ++gg) {
@@ -179,6 +180,16 @@ __device__ inline void marlin_wgmma_tile(float (&acc)[WgmmaTile<BITS, ROWS>::kGr
     wgmma_m64k16<T, ROWS>(acc[gg], frag[gg], desc);
     wgmma_commit();
   }
+}
+// The same with the lane's words read from its ring slot `lane_words`.
+template <typename T, int BITS, int ROWS>
+__device__ inline void marlin_wgmma_tile(float (&acc)[WgmmaTile<BITS, ROWS>::kGroups][ROWS / 2],
+                                         std::uint32_t (&frag)[WgmmaTile<BITS, ROWS>::kGroups][4], const char* lane_words,
+                                         const GroupParams& gp, unsigned b_address) {
+  using Tile = WgmmaTile<BITS, ROWS>;
+  std::uint32_t w[Tile::kLaneBytes / 4];
+  load_lane_words<Tile>(w, lane_words);
+  marlin_wgmma_tile_words<T, BITS, ROWS>(acc, frag, w, gp, b_address);
 }
 
 // Two thread blocks per SM of one warpgroup, or one of two: 128 accumulators per thread leave room
@@ -404,22 +415,6 @@ void launch_marlin_wgmma_wgs(const MarlinParams& params, cudaStream_t stream) {
     launch_marlin_wgmma_mode<T, BITS, ROWS, WGS, QuantMode::zero_point>(params, stream);
   } else {
     launch_marlin_wgmma_mode<T, BITS, ROWS, WGS, QuantMode::symmetric>(params, stream);
-  }
-}
-
-// Instances: 64-row items on one or two warpgroups, 128-row items on one (the host never asks for
-// two there: marlin_moe rejects it, choose_wgmma_warpgroups never picks it).
-template <typename T, int BITS>
-void launch_marlin_wgmma(const MarlinParams& params, int rows, int warpgroups, cudaStream_t stream) {
-  static_assert(WgmmaTile<BITS, 64, 1>::kTileColumns == wgmma_tile_columns(64, 1));
-  static_assert(WgmmaTile<BITS, 64, 2>::kTileColumns == wgmma_tile_columns(64, 2));
-  static_assert(WgmmaTile<BITS, 128, 1>::kTileColumns == wgmma_tile_columns(128, 1));
-  if (rows == 128) {
-    launch_marlin_wgmma_wgs<T, BITS, 128, 1>(params, stream);
-  } else if (warpgroups == 2) {
-    launch_marlin_wgmma_wgs<T, BITS, 64, 2>(params, stream);
-  } else {
-    launch_marlin_wgmma_wgs<T, BITS, 64, 1>(params, stream);
   }
 }
 

@@ -99,9 +99,22 @@ int choose_block_size(const MoeLayerShape& shape) {
   return 64;
 }
 
+// Marlin from 512 tokens per expert on: 128-row blocks, whose items run on the wgmma path's producer
+// form (each dequantized weight feeds 128 tokens instead of 64). Same-run A/B on the H200, Marlin
+// GEMM, 128 vs 64: Mixtral w13 M = 2048 / 4096 / 8192 (512–2048 per expert) 0.94 / 0.83 / 0.90,
+// Qwen3-30B-A3B w13 M = 8192 (512) 0.95; but at 256 per expert DeepSeek-V3 w13 M = 8192 0.97, w2
+// 1.01, Qwen3 M = 4096 1.04, and 1.2× slower at 64 per expert. WNA16 keeps 64: its kernel ran 2–5 %
+// slower with 128 there. Devices without the wgmma path run 128-row blocks as two 64-row items, so
+// they only pay the padding (at most 127 rows per expert, ≤ 25 % of the rows at 512 per expert).
+int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format) {
+  const int block = choose_block_size(shape);
+  if (format != MoeWeightFormat::marlin) return block;
+  return shape.tokens * shape.topk >= std::int64_t{512} * shape.num_experts ? 128 : block;
+}
+
 std::size_t moe_forward_workspace_bytes(const MoeForwardArgs& args) {
   check_shape(args.shape);
-  const int block_size = args.block_size == 0 ? choose_block_size(args.shape) : args.block_size;
+  const int block_size = args.block_size == 0 ? choose_block_size(args.shape, args.format) : args.block_size;
   return layout_for(args.shape, block_size, gemm_workspace_bytes(args, block_size)).total;
 }
 
@@ -115,7 +128,7 @@ std::size_t moe_forward_workspace_bytes(const MoeLayerShape& shape, int block_si
 void moe_forward(const MoeForwardArgs& args) {
   const MoeLayerShape& s = args.shape;
   check_shape(s);
-  const int block_size = args.block_size == 0 ? choose_block_size(s) : args.block_size;
+  const int block_size = args.block_size == 0 ? choose_block_size(s, args.format) : args.block_size;
   const ForwardLayout l = layout_for(s, block_size, gemm_workspace_bytes(args, block_size));
   if (args.workspace_bytes < l.total) {
     throw std::invalid_argument("moe_forward: workspace_bytes = " + std::to_string(args.workspace_bytes) + " but " +

@@ -40,10 +40,12 @@ struct Config {
   std::int64_t k_shards = 1;  // > 1: a real K shard (act-order, is_k_full = false), rank k_shard_rank
   std::int64_t k_shard_rank = 0;
   MarlinMmaPath path = MarlinMmaPath::automatic;
-  int warpgroups = 0;  // wgmma_warpgroups: 0 chosen, 1 or 2 forced
+  int warpgroups = 0;  // wgmma_warpgroups: 0 chosen, 1 or 2 forced, 3 the producer form forced
   // block_size 8: cap the thread blocks (max_thread_blocks) so that the call runs the slice kernel:
   // whole-column rounds, then a last round whose columns are split in K slices (see slice_cap).
   bool sliced_tail = false;
+  // > 0: at most this many thread blocks (max_thread_blocks), so that each runs many items in turn.
+  int thread_blocks = 0;
 
   std::string name() const {
     std::string s = std::string(to_string(type)) + "_g" + (group < 0 ? std::string("ch") : std::to_string(group));
@@ -58,8 +60,10 @@ struct Config {
     if (k_shards > 1) s += "_kshard" + std::to_string(k_shard_rank) + "of" + std::to_string(k_shards);
     if (path == MarlinMmaPath::wgmma) s += "_wgmma";
     if (path == MarlinMmaPath::mma_sync) s += "_mmasync";
-    if (warpgroups != 0) s += "_wg" + std::to_string(warpgroups);
+    if (warpgroups == 3) s += "_producer";
+    else if (warpgroups != 0) s += "_wg" + std::to_string(warpgroups);
     if (sliced_tail) s += "_slicedtail";
+    if (thread_blocks > 0) s += "_tb" + std::to_string(thread_blocks);
     return s;
   }
   MoeProblem problem(std::uint64_t seed) const {
@@ -100,7 +104,8 @@ struct DeviceCase {
         slots(static_cast<std::int64_t>(c.routing.topk_ids.size())),
         block(block_size != 0 ? block_size
                               : choose_block_size({c.problem.tokens, c.problem.hidden, c.problem.inter,
-                                                   int(c.problem.experts), int(c.problem.topk)})),
+                                                   int(c.problem.experts), int(c.problem.topk)},
+                                                  MoeWeightFormat::marlin)),
         sorted(static_cast<std::size_t>(moe_align_sorted_capacity(slots, int(c.problem.experts), block))),
         expert_ids(static_cast<std::size_t>(moe_align_block_capacity(slots, int(c.problem.experts), block))),
         post_padded(1),
@@ -198,6 +203,7 @@ void check_case(const Config& config, std::uint64_t seed) {
     GTEST_SKIP() << "the wgmma path needs a compute capability 9.0 device and a build with sm_90a code";
   }
   d.args.wgmma_warpgroups = config.warpgroups;
+  if (config.thread_blocks > 0) d.args.max_thread_blocks = config.thread_blocks;
   if (config.warpgroups != 0) {
     ASSERT_EQ(marlin_moe_wgmma_warpgroups(d.args, 0), config.warpgroups) << "the forced warpgroups must run";
   }
@@ -365,16 +371,34 @@ std::vector<Config> paths() {
               c.topk = 2;
               c.hidden = 320;
               c.inter = 320;
-              // 64-row items on the wgmma path also on two warpgroups per thread block (N = 320 and
-              // 640: the second warpgroup's warps past N in the last item).
-              for (int warpgroups : {0, 2}) {
-                if (warpgroups == 2 && (path != MarlinMmaPath::wgmma || block != 64)) continue;
+              // The wgmma path's three forms: one warpgroup per thread block, two (64-row items
+              // only) and the producer form (N = 320 and 640: the second warpgroup's warps past N in
+              // the last item).
+              // wgmma: each form forced (the chosen one is the producer form); mma_sync: 0.
+              for (int warpgroups : {0, 1, 2, 3}) {
+                if ((warpgroups == 0) != (path == MarlinMmaPath::mma_sync)) continue;
+                if (warpgroups == 2 && block != 64) continue;
                 c.warpgroups = warpgroups;
                 c.act_order = false;
                 out.push_back(c);
                 if (path == MarlinMmaPath::wgmma && !has_zero_point(type) && group > 0) {
                   c.act_order = true;
                   out.push_back(c);
+                }
+                // The producer form copies chunks of 4 K tiles and 8 (64 rows) or 4 (128 rows) tile
+                // columns: also I = 352, so that w2's K (22 tiles) ends in a chunk of 2 and w13's N
+                // (11 tile columns) in an item of 3 (groups that divide 352 only).
+                if (warpgroups == 3 && group != 64) {
+                  Config tail = c;
+                  tail.act_order = false;
+                  tail.inter = 352;
+                  out.push_back(tail);
+                  // Two thread blocks for all items: each runs 4–16 items one after the other, so the
+                  // ring of chunk buffers wraps many times and the two slot buffers are reused.
+                  if (group == 32 && act == DType::bf16) {
+                    tail.thread_blocks = 2;
+                    out.push_back(tail);
+                  }
                 }
               }
             }

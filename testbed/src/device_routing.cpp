@@ -4,7 +4,7 @@
 
 namespace moeval::testbed {
 
-DeviceRouting::DeviceRouting(const GemmCase& c, int device, int block_size)
+DeviceRouting::DeviceRouting(const GemmCase& c, int device, int block_size, kernels::MoeWeightFormat format)
     : topk_ids_(GuardedBuffer::upload("topk_ids", device, c.routing.topk_ids)),
       topk_weights_(GuardedBuffer::upload("topk_weights", device, c.routing.topk_weights)) {
   const MoeProblem& p = c.problem;
@@ -12,7 +12,7 @@ DeviceRouting::DeviceRouting(const GemmCase& c, int device, int block_size)
 
   const auto slots = std::int64_t(c.routing.topk_ids.size());
   if (block_size == 0) {
-    block_size = kernels::choose_block_size({p.tokens, p.hidden, p.inter, int(p.experts), int(p.topk)});
+    block_size = kernels::choose_block_size({p.tokens, p.hidden, p.inter, int(p.experts), int(p.topk)}, format);
   }
   sorted_capacity_ = kernels::moe_align_sorted_capacity(slots, int(p.experts), block_size);
   const auto blocks = kernels::moe_align_block_capacity(slots, int(p.experts), block_size);

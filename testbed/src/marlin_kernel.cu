@@ -71,7 +71,7 @@ std::vector<const GuardedBuffer*> MarlinDeviceWeights::buffers() const {
 PreparedMarlin::PreparedMarlin(const GemmCase& c, int device, const MarlinKernelOptions& options)
     : weights_("w", c.w, device, layouts::MarlinPackOptions{options.scale_order}),
       a_(GuardedBuffer::upload("a", device, c.a)),
-      routing_(c, device, options.block_size) {
+      routing_(c, device, options.block_size, kernels::MoeWeightFormat::marlin) {
   gemm_.a = a_.data();
   gemm_.weights = weights_.view();
   gemm_.blocks = routing_.blocks();

@@ -42,6 +42,24 @@ TEST(MoeForwardHost, BlockSizeOnBothSidesOfEveryThreshold) {
   EXPECT_EQ(choose_block_size({1, 7168, 2048, 256, 1}), 8);
 }
 
+// Marlin weights: 128 from 512 tokens per expert on (E = 10, topk = 1: M = 5120 is the threshold);
+// WNA16 weights and the shape-only form keep 64 there.
+TEST(MoeForwardHost, MarlinBlockSizeFromFiveHundredTwelveTokensPerExpert) {
+  const MoeLayerShape below{5119, 256, 128, 10, 1};
+  const MoeLayerShape at{5120, 256, 128, 10, 1};
+  EXPECT_EQ(choose_block_size(below, MoeWeightFormat::marlin), 64);
+  EXPECT_EQ(choose_block_size(at, MoeWeightFormat::marlin), 128);
+  EXPECT_EQ(choose_block_size(at, MoeWeightFormat::wna16), 64);
+  EXPECT_EQ(choose_block_size(at), 64);
+  EXPECT_EQ(choose_block_size({2048, 4096, 14336, 8, 2}, MoeWeightFormat::marlin), 128);  // Mixtral: 512 per expert
+  EXPECT_EQ(choose_block_size({4096, 7168, 2048, 256, 8}, MoeWeightFormat::marlin), 64);  // DeepSeek-V3: 128
+  // Below 64 the formats agree.
+  for (std::int64_t m : {1, 71, 72, 207, 208, 415, 416}) {
+    const MoeLayerShape s{m, 256, 128, 10, 1};
+    EXPECT_EQ(choose_block_size(s, MoeWeightFormat::marlin), choose_block_size(s)) << "M = " << m;
+  }
+}
+
 TEST(MoeAlignHost, CapacitiesAreTheWorstCaseAndRejectOverflow) {
   // T + E·(B − 1): 8 slots, 256 experts, B = 8 → 8 + 256·7 = 1800; blocks: ceil(1800 / 8) = 225.
   EXPECT_EQ(moe_align_sorted_capacity(8, 256, 8), 1800);

@@ -114,19 +114,47 @@ TEST_F(MarlinMoeErrors, WgmmaPathNeedsSixtyFourRowItems) {
 
 TEST_F(MarlinMoeErrors, TwoWarpgroupsNeedSixtyFourRowWgmmaItems) {
   MarlinMoeArgs args = valid();  // block_size 16
-  args.wgmma_warpgroups = 3;
-  EXPECT_NE(error_of(args).find("wgmma_warpgroups = 3; allowed 0 (chosen), 1 or 2"), std::string::npos) << error_of(args);
-  args.wgmma_warpgroups = -1;
-  EXPECT_NE(error_of(args).find("wgmma_warpgroups = -1; allowed 0 (chosen), 1 or 2"), std::string::npos) << error_of(args);
-  args.wgmma_warpgroups = 2;
-  EXPECT_NE(error_of(args).find("wgmma_warpgroups = 2 runs 64-row items on the wgmma path only"), std::string::npos)
+  args.wgmma_warpgroups = 4;
+  EXPECT_NE(error_of(args).find("wgmma_warpgroups = 4; allowed 0 (chosen), 1, 2 or 3 (producer form)"), std::string::npos)
       << error_of(args);
-  EXPECT_NE(error_of(args).find("here block_size = 16"), std::string::npos) << error_of(args);
-  args.blocks.block_size = 128;
-  EXPECT_NE(error_of(args).find("here block_size = 128"), std::string::npos) << error_of(args);
+  args.wgmma_warpgroups = -1;
+  EXPECT_NE(error_of(args).find("wgmma_warpgroups = -1; allowed 0 (chosen), 1, 2 or 3"), std::string::npos) << error_of(args);
+  for (int forced : {2, 3}) {
+    MarlinMoeArgs bad = args;
+    bad.wgmma_warpgroups = forced;
+    const std::string form = "wgmma_warpgroups = " + std::to_string(forced);
+    const std::string items = forced == 2 ? " runs 64-row items on the wgmma path only: block_size 64,"
+                                          : " runs 64- or 128-row items on the wgmma path only: block_size 64 or 128,";
+    EXPECT_NE(error_of(bad).find(form + items), std::string::npos) << error_of(bad);
+    EXPECT_NE(error_of(bad).find("here block_size = 16"), std::string::npos) << error_of(bad);
+    bad.blocks.block_size = 32;
+    EXPECT_NE(error_of(bad).find("here block_size = 32"), std::string::npos) << error_of(bad);
+    bad.blocks.block_size = 128;  // the producer form takes 128-row items too
+    if (forced == 2) {
+      EXPECT_NE(error_of(bad).find("here block_size = 128"), std::string::npos) << error_of(bad);
+    } else {
+      EXPECT_EQ(error_of(bad).find(items), std::string::npos) << error_of(bad);
+    }
+    bad.blocks.block_size = 64;
+    bad.mma_path = MarlinMmaPath::mma_sync;
+    EXPECT_NE(error_of(bad).find("here block_size = 64, mma_path = mma_sync"), std::string::npos) << error_of(bad);
+  }
+}
+
+// The producer form copies zero points with the bulk copy engine, which needs 16-byte aligned
+// sources; the other forms take 8-byte aligned zeros.
+TEST_F(MarlinMoeErrors, ProducerFormNeedsSixteenByteAlignedZeros) {
+  MarlinMoeArgs args = valid();
   args.blocks.block_size = 64;
-  args.mma_path = MarlinMmaPath::mma_sync;
-  EXPECT_NE(error_of(args).find("here block_size = 64, mma_path = mma_sync"), std::string::npos) << error_of(args);
+  args.weights.type = MarlinWeightType::uint4;
+  args.weights.zeros = reinterpret_cast<const std::uint32_t*>(std::uintptr_t{0x10008});
+  args.wgmma_warpgroups = 3;
+  EXPECT_NE(error_of(args).find("wgmma_warpgroups = 3 (producer form) copies zero points with the bulk copy engine: "
+                                "zeros must be 16-byte aligned"),
+            std::string::npos)
+      << error_of(args);
+  args.wgmma_warpgroups = 2;
+  EXPECT_EQ(error_of(args).find("zeros must be 16-byte aligned"), std::string::npos) << error_of(args);
 }
 
 // 16-row items and taller copy activation rows in 16-byte pieces: an A only 4-byte aligned is an

@@ -133,14 +133,35 @@ TEST(MarlinHeuristics, SliceKernelWhereColumnsFillARoundOfWarps) {
   EXPECT_LE(detail::plan_slices(args_for(64, 2048, 1, 1, 8), 1 << 20, 1000).grid * 4, detail::kMaxSliceWarps);
 }
 
-// Two warpgroups per thread block for 64-row wgmma items where K ≥ 4096 and the 8-column items
-// fill 20 rounds of the SMs; one otherwise, and a forced count is kept.
+// The producer form for 64- and 128-row wgmma items wherever the zero points are absent or 16-byte
+// aligned; a forced count is kept.
+TEST(MarlinHeuristics, WgmmaProducerFormWhereZeroPointsAllowBulkCopies) {
+  auto form = [](int block_size, const std::uint32_t* zeros, int forced = 0) {
+    MarlinMoeArgs args = args_for(512, 2048, 10 * block_size, 1, block_size);
+    args.weights.zeros = zeros;
+    args.wgmma_warpgroups = forced;
+    return detail::choose_wgmma_warpgroups(args, 1 << 20, 100);
+  };
+  const auto* aligned16 = reinterpret_cast<const std::uint32_t*>(std::uintptr_t{0x10010});
+  const auto* aligned8 = reinterpret_cast<const std::uint32_t*>(std::uintptr_t{0x10008});
+  EXPECT_EQ(form(64, nullptr), detail::kWgmmaProducerForm);
+  EXPECT_EQ(form(128, nullptr), detail::kWgmmaProducerForm);
+  EXPECT_EQ(form(64, aligned16), detail::kWgmmaProducerForm);
+  EXPECT_EQ(form(64, aligned8), 1);  // the older forms' rule (below): K = 2048, one warpgroup
+  EXPECT_EQ(form(64, nullptr, 1), 1);
+  EXPECT_EQ(form(64, nullptr, 2), 2);
+}
+
+// Where the producer form cannot run (zero points only 8-byte aligned): two warpgroups per thread
+// block for 64-row wgmma items where K ≥ 4096 and the 8-column items fill 20 rounds of the SMs;
+// one otherwise, and a forced count is kept.
 TEST(MarlinHeuristics, WgmmaWarpgroupsForLongKAndManyRounds) {
   constexpr int kSms = 100;
   // E = 1 and top_k = 1: every slot goes to the one expert, ⌈slots / 64⌉ blocks; N = 512 is one
   // item of 8 tile columns per block, so items = blocks.
   auto groups = [](std::int64_t k, std::int64_t blocks, int block_size = 64, int forced = 0) {
     MarlinMoeArgs args = args_for(512, k, blocks * block_size, 1, block_size);
+    args.weights.zeros = reinterpret_cast<const std::uint32_t*>(std::uintptr_t{0x10008});
     args.wgmma_warpgroups = forced;
     return detail::choose_wgmma_warpgroups(args, 1 << 20, kSms);
   };
@@ -152,6 +173,7 @@ TEST(MarlinHeuristics, WgmmaWarpgroupsForLongKAndManyRounds) {
   EXPECT_EQ(groups(7168, 100000, 64, 1), 1);
   // A thread-block cap lowers the round.
   MarlinMoeArgs capped = args_for(512, 4096, 400 * 64, 1, 64);
+  capped.weights.zeros = reinterpret_cast<const std::uint32_t*>(std::uintptr_t{0x10008});
   capped.max_thread_blocks = 20;
   EXPECT_EQ(detail::choose_wgmma_warpgroups(capped, 1 << 20, kSms), 2);
 }

@@ -117,8 +117,10 @@ struct MarlinMoeArgs {
   int max_thread_blocks = 0;
   // Warpgroups per thread block on the wgmma path with 64-row items (block_size 64): 0 chooses
   // (marlin_moe_wgmma_warpgroups), 1 forces one (two thread blocks per SM), 2 forces two (one thread
-  // block per SM whose warpgroups share each activation chunk, items of 512 columns). Tests force
-  // both; 2 is rejected (std::invalid_argument) where the call does not run such items.
+  // block per SM whose warpgroups share each activation chunk, items of 512 columns), 3 forces the
+  // producer form (one thread block per SM: a warpgroup that only copies, two that multiply the same
+  // items as with 2; zeros must be 16-byte aligned). Tests force each; 2 and 3 are rejected
+  // (std::invalid_argument) where the call does not run such items.
   int wgmma_warpgroups = 0;
 };
 

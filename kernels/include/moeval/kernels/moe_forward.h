@@ -6,7 +6,8 @@
 // Block size heuristic (when block_size = 0), on p = M·topk / E tokens per expert: 8 for p < 7.2,
 // 16 for p < 20.8, 32 for p < 41.6, else 64 — so a block holds about the tokens one expert receives
 // (decode: 8; a little more than a block's worth goes to two smaller blocks rather than one
-// mostly-padding larger one, measured faster) and padding stays below E·(B-1) rows. Both GEMMs run on one weight format, chosen by
+// mostly-padding larger one, measured faster) and padding stays below E·(B-1) rows; on Marlin
+// weights 128 from p = 512 on (the wgmma producer form's 128-row items). Both GEMMs run on one weight format, chosen by
 // `format`: wna16_moe on Wna16Weights, or marlin_moe on MarlinMoeWeights (act-order, is_k_full,
 // zero points as kernels/marlin_moe.h states; N = 2I and H must be multiples of 64 there).
 // The workspace holds the align output, the intermediates and, on Marlin weights, what
@@ -34,8 +35,10 @@ struct MoeLayerShape {
   int topk = 1;
 };
 
-// The block size moe_forward uses for this shape when none is given (documented above).
+// The block size moe_forward uses for this shape when none is given (documented above): this one
+// for WNA16 weights; Marlin weights take 128 instead from 512 tokens per expert on.
 int choose_block_size(const MoeLayerShape& shape);
+int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format);
 
 
 struct MoeForwardArgs {
@@ -51,7 +54,7 @@ struct MoeForwardArgs {
   MarlinMoeWeights marlin_w2;   // format marlin: K = I, N = H
   void* out = nullptr;                   // [M, H]
   ActDType dtype = ActDType::bf16;
-  int block_size = 0;                    // 0 = choose_block_size(shape)
+  int block_size = 0;                    // 0 = choose_block_size(shape, format)
   void* workspace = nullptr;             // moe_forward_workspace_bytes, 256-byte aligned
   std::size_t workspace_bytes = 0;
   cudaStream_t stream = nullptr;

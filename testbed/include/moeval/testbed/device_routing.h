@@ -16,8 +16,9 @@ namespace moeval::testbed {
 
 class DeviceRouting {
  public:
-  // block_size 0 = kernels::choose_block_size for the case's shape.
-  DeviceRouting(const GemmCase& c, int device, int block_size);
+  // block_size 0 = kernels::choose_block_size for the case's shape and the kernel's weight format.
+  DeviceRouting(const GemmCase& c, int device, int block_size,
+                kernels::MoeWeightFormat format = kernels::MoeWeightFormat::wna16);
 
   // Launches moe_align. Sets no device (kernel_under_test.h): its entry point must.
   void align() const { kernels::moe_align(align_); }

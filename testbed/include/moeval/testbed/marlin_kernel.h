@@ -18,7 +18,7 @@ namespace moeval::testbed {
 inline constexpr const char* kMarlinKernelName = "marlin_moe";
 
 struct MarlinKernelOptions {
-  int block_size = 0;  // 0 = kernels::choose_block_size for the case's shape
+  int block_size = 0;  // 0 = kernels::choose_block_size for the case's shape and Marlin weights
   // Pack the scales with this permutation instead of the one pack_marlin derives from the GEMM's
   // own K. Only the regression tests of the wrong-size_k bug class set it, to prove the checks
   // flag a packer that decided from another size; such a kernel is never registered.

@@ -1,0 +1,359 @@
+// Internal: the Marlin MoE GEMM's wgmma path in its producer form, for moe blocks of 64 rows: one
+// thread block per SM of three warpgroups, a producer that only copies and two consumers that only
+// dequantize, multiply and store.
+//
+// Why: in the other form (marlin_wgmma_kernel.cuh) the warps that run the MMAs also issue every
+// copy and wait for their own copies at each K tile, and the warps of a warpgroup move in lock step,
+// so a copy that lands late stalls all of them. Taking out a part of its work measured 8–17 % each
+// (the dequantization, the weight copies, the activation copies; H200, docs/bench.md), while its K
+// loop alone, over shared memory, runs at 0.8 of the dense bf16 rate. Here the consumers wait only
+// on a barrier per chunk of 4 K tiles, which the producer has filled several chunks ahead:
+// - weights, scales and zero points, whose rows of an item's 8 tile columns are contiguous in
+//   global memory, by the bulk copy engine (one thread issues a handful of copies per chunk), each
+//   completing as transaction bytes on the chunk's `full` barrier;
+// - the item's activation rows, gathered through sorted_token_ids, by cp.async from all 128
+//   producer threads into the 128-byte-swizzled chunk that wgmma reads (as in the other form), each
+//   thread's copies arriving on `full` by themselves (cp.async.mbarrier.arrive), so no producer
+//   thread ever waits for a copy;
+// - the consumers release a chunk (`empty`) once no MMA reads it any more, and the producer reuses
+//   it; items follow each other through the same ring, so the next item's copies run while an
+//   item's sums are stored.
+// An earlier producer form (sixth session, not kept) copied with cp.async only, had each producer
+// thread wait for its own copies and published a chunk one chunk late; it was 1.3× slower.
+//
+// Work item = (moe block, N item of 8 tile columns), the items of the two-warpgroup form: consumer
+// warpgroup c takes tile columns 4c .. 4c + 3, warp w of it column 4c + w, with all 4 groups of each
+// K tile (marlin_wgmma_tile_words, the same per-tile code), and both read the same activation chunk.
+// A stage of the ring holds one chunk: the activation rows (64 × 128 bytes), the 4 K tiles of the
+// item's weights in their global order (tile column after tile column, each lane's words
+// contiguous), and the scale and zero-point rows of the groups that start in it (at most two: a
+// group spans 2, 4 or 8 K tiles and starts on an even one).
+//
+// Registers: the thread block starts with 168 per thread (65536 / 384, rounded down to 8); the
+// consumers rise to what their 128 accumulators and the dequantization need (setmaxnreg: 208 for
+// 4-bit, 224 for 8-bit weights, where ptxas used up to 188 and 217 in nvcc 13.0), and the producer
+// drops to the rest of the block's registers (88 or 56; at 40 its address state spilled).
+#pragma once
+
+#include "../common/mbarrier.cuh"
+#include "marlin_wgmma_kernel.cuh"
+
+namespace moeval::kernels::detail {
+
+template <int BITS, int ROWS>
+struct WgmmaProducerTile {
+  // A consumer warpgroup's work is the one-warpgroup form's: 64 rows, 4 tile columns (a warp each,
+  // all 4 groups), or 128 rows, 2 tile columns (two warps each, 2 groups).
+  using Consumer = WgmmaTile<BITS, ROWS, 1>;
+  static constexpr int kRows = ROWS;
+  static constexpr int kConsumers = 2;                      // consumer warpgroups
+  static constexpr int kThreads = 128 * (1 + kConsumers);   // producer warpgroup first
+  static constexpr int kConsumerWarps = 4 * kConsumers;
+  static constexpr int kConsumerThreads = 32 * kConsumerWarps;
+  static constexpr int kGroups = Consumer::kGroups;
+  static constexpr int kTileColumns = Consumer::kTileColumns * kConsumers;
+  static constexpr int kChunkTiles = 4;                     // one 128-byte line of k per row
+  static constexpr int kLaneBytes = Consumer::kLaneBytes;   // the lane's words of its groups: 8, 16 or 32
+  static constexpr int kColumnBytes = 4 * MarlinTile<BITS, 1>::kWords;  // one K tile of one tile column
+  static constexpr int kTileBytes = kTileColumns * kColumnBytes;
+  static constexpr int kActBytes = kRows * 128;
+  static constexpr int kScaleColumnBytes = 64 * 2;          // a group's 64 scales of one tile column
+  static constexpr int kZeroColumnBytes = 64 * BITS / 8;    // and its 64 zero points
+  static constexpr int kGroupSlots = kChunkTiles / 2;       // group starts a chunk can hold
+  // A stage: the activation chunk first (1024-byte aligned, as the 128-byte swizzle needs), then the
+  // weights, the scale rows and the zero-point rows.
+  static constexpr int kWeightOffset = kActBytes;
+  static constexpr int kScaleOffset = kWeightOffset + kChunkTiles * kTileBytes;
+  static constexpr int kZeroOffset = kScaleOffset + kGroupSlots * kTileColumns * kScaleColumnBytes;
+  static constexpr int kStageBytes = (kZeroOffset + kGroupSlots * kTileColumns * kZeroColumnBytes + 1023) / 1024 * 1024;
+  // As many stages as fit 220 KB with the slots and barriers, at most 8: 64 rows 6 (4-bit, 27 KB a
+  // stage) or 4 (8-bit, 43 KB); 128 rows 8 (26 KB) or 6 (34 KB).
+  static constexpr int kStages = (BITS == 4 ? (ROWS == 64 ? 6 : 8) : (ROWS == 64 ? 4 : 6));
+  static constexpr int kProducerThreads = 128;
+  static constexpr int kPiecesPerThread = kRows * 8 / kProducerThreads;  // 16-byte pieces of a chunk
+  static constexpr int kPieceRowStride = kProducerThreads / 8;
+  // After the ring: the routed slots and routing weights of the rows of two items (the producer
+  // fills the next item's while the consumers store this one's), then the barriers.
+  static constexpr int kSlotOffset = kStages * kStageBytes;
+  static constexpr int kSlotBytes = 2 * kRows * (4 + 4);
+  static constexpr int kBarrierOffset = kSlotOffset + kSlotBytes;
+  static constexpr int kBarriers = 2 * kStages + 4;  // full and empty per stage; slots full and empty per buffer
+  static constexpr int kConsumerRegisters = BITS == 4 ? 208 : 224;
+  static constexpr int kProducerRegisters = (168 * kThreads - 128 * kConsumers * kConsumerRegisters) / 128 / 8 * 8;
+  static_assert(kProducerRegisters >= 56);
+  static_assert(kStageBytes % 1024 == 0 && kStages * kStageBytes + kSlotBytes + 8 * kBarriers <= 220 * 1024);
+};
+
+template <int BITS, int ROWS>
+constexpr std::size_t marlin_wgmma_producer_smem_bytes() {
+  using Tile = WgmmaProducerTile<BITS, ROWS>;
+  return std::size_t{Tile::kBarrierOffset} + 8u * Tile::kBarriers;
+}
+
+template <typename T, int BITS, int ROWS, QuantMode MODE>
+__global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
+    marlin_wgmma_producer_kernel(const MarlinParams p) {
+  static_assert(MODE != QuantMode::k_shard, "the K-shard path runs 32-row items on mma.sync");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Tile = WgmmaProducerTile<BITS, ROWS>;
+  constexpr int kStages = Tile::kStages;
+  constexpr int kRows = Tile::kRows;
+  extern __shared__ __align__(1024) uint4 smem[];  // marlin_wgmma_producer_smem_bytes
+  char* const ring = reinterpret_cast<char*>(smem);
+  std::int32_t* const item_slots = reinterpret_cast<std::int32_t*>(ring + Tile::kSlotOffset);  // [2][kRows], −1: padding
+  float* const item_weights = reinterpret_cast<float*>(item_slots + 2 * kRows);               // [2][kRows]
+  std::uint64_t* const full = reinterpret_cast<std::uint64_t*>(ring + Tile::kBarrierOffset);   // chunk landed
+  std::uint64_t* const empty = full + kStages;                                                 // chunk read
+  std::uint64_t* const slots_full = empty + kStages;                                           // slots written
+  std::uint64_t* const slots_empty = slots_full + 2;                                           // slots stored
+  const int tid = static_cast<int>(threadIdx.x);
+  if ((shared_address(ring) & 1023u) != 0) __trap();  // the swizzled B descriptors need 1024-byte aligned chunks
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(full + s, Tile::kProducerThreads + 1);  // each producer thread's copies, + the bulk copies' arrival
+      mbarrier_init(empty + s, Tile::kConsumerThreads);
+    }
+    for (int b = 0; b < 2; ++b) {
+      mbarrier_init(slots_full + b, Tile::kProducerThreads);
+      mbarrier_init(slots_empty + b, Tile::kConsumerThreads);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  const std::int64_t items = marlin_block_count(p) * p.row_groups * p.n_items;
+  const int k_tiles = p.k_tiles;
+  const int chunks = (k_tiles + Tile::kChunkTiles - 1) / Tile::kChunkTiles;
+
+  if (tid < Tile::kProducerThreads) {
+    // The producer. Chunk u of this block (counted over its items) goes into stage u % kStages; it
+    // waits until the consumers released that stage's previous chunk (parity of round u / kStages,
+    // flipped: the first round finds the ring free).
+    release_registers<Tile::kProducerRegisters>();
+    const int q = tid & 7;  // this thread's 16-byte piece of each chunk row (k 8q .. 8q + 7)
+    const std::int64_t weight_kt_stride = static_cast<std::int64_t>(p.n_tiles) * MarlinTile<BITS, 1>::kWords;
+    int stage = 0;
+    unsigned phase = 0;
+    int local = 0;  // items of this block so far: slot buffer local % 2
+    for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, ++local) {
+      const MarlinItem it = marlin_item<kRows>(p, item);
+      const int b = local & 1;
+      mbarrier_wait(slots_empty + b, ((local >> 1) & 1) ^ 1u);
+      // This thread's pieces: rows tid / 8 + kPieceRowStride·i, piece q; null for padding rows
+      // (zero-filled, never stored). The threads of piece 0 write each row's slot and routing weight.
+      const std::uint16_t* a_src[Tile::kPiecesPerThread];
+#pragma unroll
+      for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
+        const int r = (tid >> 3) + Tile::kPieceRowStride * i;
+        const std::int64_t sid = r < it.rows ? p.sorted_token_ids[it.row0 + r] : p.num_slots;
+        const bool real = sid >= 0 && sid < p.num_slots;
+        a_src[i] = real ? p.a + (sid / p.top_k) * p.k + 8 * q : nullptr;
+        if (q == 0) {
+          item_slots[kRows * b + r] = real ? static_cast<std::int32_t>(sid) : -1;
+          if (p.topk_weights != nullptr) item_weights[kRows * b + r] = real && it.computes ? p.topk_weights[sid] : 0.0f;
+        }
+      }
+      mbarrier_arrive(slots_full + b);
+      if (!it.computes) continue;  // a non-local expert's rows store zeros: no chunks
+
+      const int nt0 = it.n_item * Tile::kTileColumns;
+      const int columns = min(Tile::kTileColumns, p.n_tiles - nt0);
+      const std::uint32_t* const weight = p.qweight + static_cast<std::int64_t>(it.expert) * k_tiles * weight_kt_stride +
+                                          static_cast<std::int64_t>(nt0) * MarlinTile<BITS, 1>::kWords;
+      const std::uint16_t* const scales = p.scales + static_cast<std::int64_t>(it.expert) * p.groups * p.n + 64 * nt0;
+      const std::uint32_t* const zeros =
+          MODE == QuantMode::zero_point
+              ? p.zeros + static_cast<std::int64_t>(it.expert) * p.groups * (p.n * BITS / 32) + nt0 * 64 * BITS / 32
+              : nullptr;
+      for (int c = 0; c < chunks; ++c) {
+        const int kt0 = Tile::kChunkTiles * c;
+        char* const st = ring + Tile::kStageBytes * stage;
+        mbarrier_wait(empty + stage, phase ^ 1u);
+        if (tid == 0) {
+          const int tiles = min(Tile::kChunkTiles, k_tiles - kt0);
+          // Groups starting at tiles 0 and 2 of the chunk (channelwise: tile 0 of the K range only).
+          const bool starts[Tile::kGroupSlots] = {(kt0 & p.group_tile_mask) == 0,
+                                                  tiles > 2 && ((kt0 + 2) & p.group_tile_mask) == 0};
+          unsigned bytes = static_cast<unsigned>(tiles * columns * Tile::kColumnBytes);
+#pragma unroll
+          for (int j = 0; j < Tile::kGroupSlots; ++j) {
+            if (!starts[j]) continue;
+            if (!p.channelwise) bytes += columns * Tile::kScaleColumnBytes;
+            if constexpr (MODE == QuantMode::zero_point) bytes += columns * Tile::kZeroColumnBytes;
+          }
+          mbarrier_arrive_expect_tx(full + stage, bytes);
+          for (int i = 0; i < tiles; ++i) {
+            bulk_copy_to_shared(st + Tile::kWeightOffset + Tile::kTileBytes * i, weight + (kt0 + i) * weight_kt_stride,
+                                columns * Tile::kColumnBytes, full + stage);
+          }
+#pragma unroll
+          for (int j = 0; j < Tile::kGroupSlots; ++j) {
+            if (!starts[j]) continue;
+            const std::int64_t group = (kt0 + 2 * j) >> p.group_tile_shift;
+            if (!p.channelwise) {
+              bulk_copy_to_shared(st + Tile::kScaleOffset + j * Tile::kTileColumns * Tile::kScaleColumnBytes,
+                                  scales + group * p.n, columns * Tile::kScaleColumnBytes, full + stage);
+            }
+            if constexpr (MODE == QuantMode::zero_point) {
+              bulk_copy_to_shared(st + Tile::kZeroOffset + j * Tile::kTileColumns * Tile::kZeroColumnBytes,
+                                  zeros + group * (p.n * BITS / 32), columns * Tile::kZeroColumnBytes, full + stage);
+            }
+          }
+        }
+        const bool in_k = kt0 + (q >> 1) < k_tiles;
+#pragma unroll
+        for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
+          const bool fill = in_k && a_src[i] != nullptr;
+          copy_async_16_or_zero(st + 16 * chunk_unit((tid >> 3) + Tile::kPieceRowStride * i, q),
+                                fill ? a_src[i] + 16 * kt0 : p.a, fill);
+        }
+        cp_async_mbarrier_arrive(full + stage);
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+    }
+  } else {
+    // A consumer warp: tile column `column` of each item (its groups from group_first on), in the
+    // same order of chunks as the producer.
+    claim_registers<Tile::kConsumerRegisters>();
+    const int ctid = tid - Tile::kProducerThreads;
+    const int lane = ctid & 31;
+    const int warp = ctid >> 5;
+    const int column = (warp >> 2) * Tile::Consumer::kTileColumns + (Tile::kGroups == 4 ? warp & 3 : (warp & 3) >> 1);
+    const int group_first = Tile::kGroups == 4 ? 0 : 2 * (warp & 1);
+    const int g = lane >> 2;
+    const int t = lane & 3;
+    const unsigned ring_shared = shared_address(ring);
+    // Releases stage s: every MMA of this warp that read it has completed (the caller waited). Every
+    // consumer thread arrives, each for its own reads (one arrival per warp after __syncwarp would
+    // rely on the warp barrier's ordering, which compute-sanitizer's racecheck does not follow: it
+    // reported each refill as a hazard).
+    auto release = [&](int s) { mbarrier_arrive(empty + s); };
+    int stage = 0;
+    unsigned phase = 0;
+    int local = 0;
+    for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, ++local) {
+      const MarlinItem it = marlin_item<kRows>(p, item);
+      const int nt = it.n_item * Tile::kTileColumns + column;
+      const bool warp_in_n = nt < p.n_tiles;  // a warp past N still joins every wgmma, with zero A
+      float acc[Tile::kGroups][kRows / 2];
+#pragma unroll
+      for (int gg = 0; gg < Tile::kGroups; ++gg) {
+#pragma unroll
+        for (int i = 0; i < kRows / 2; ++i) acc[gg][i] = 0.0f;
+      }
+      if (it.computes) {
+        GroupParams gp;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) gp.zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) gp.scale2[i] = 0u;  // warps past N: zero A fragments
+        if (p.channelwise && warp_in_n) {
+          set_warp_scales<T, Tile::kGroups>(gp, channelwise_lane_scales(p, it.expert, nt, g), group_first);
+        }
+        std::uint32_t frag[Tile::kGroups][4];  // the A fragments (marlin_wgmma_tile_words)
+        // Tile j of the chunk in stage `stage` (K tile kt0 + j), with its group parameters where a
+        // group starts; after tile 0's MMAs are issued, the previous chunk's are all complete.
+        auto tile = [&](const char* st, unsigned act, int kt0, int j, int previous) {
+          if (j % 2 == 0 && warp_in_n && ((kt0 + j) & p.group_tile_mask) == 0) {
+            const int slot = j / 2;
+            if (!p.channelwise) {
+              set_warp_scales<T, Tile::kGroups>(
+                  gp,
+                  *reinterpret_cast<const uint4*>(st + Tile::kScaleOffset +
+                                                  (slot * Tile::kTileColumns + column) * Tile::kScaleColumnBytes + 16 * g),
+                  group_first);
+            }
+            if constexpr (MODE == QuantMode::zero_point) {
+              const char* z = st + Tile::kZeroOffset + (slot * Tile::kTileColumns + column) * Tile::kZeroColumnBytes +
+                              g * BITS;  // the lane's 8 columns: BITS bytes
+              std::uint32_t zw[BITS / 4];
+              if constexpr (BITS == 4) {
+                zw[0] = *reinterpret_cast<const std::uint32_t*>(z);
+              } else {
+                const uint2 v = *reinterpret_cast<const uint2*>(z);
+                zw[0] = v.x;
+                zw[1] = v.y;
+              }
+              set_warp_zeros<T, BITS, Tile::kGroups>(gp, zw, group_first);
+            }
+          }
+          std::uint32_t w[Tile::kLaneBytes / 4];
+          // The lane's words in the tile column's global order: 4·BITS / 4 words a lane, group gg's
+          // at word gg·BITS / 4 of them; the warp's groups from group_first on.
+          const char* words = st + Tile::kWeightOffset + Tile::kTileBytes * j + Tile::kColumnBytes * column +
+                              (Tile::kColumnBytes / 32) * lane + group_first * BITS;
+          if constexpr (Tile::kLaneBytes == 8) {
+            const uint2 v = *reinterpret_cast<const uint2*>(words);
+            w[0] = v.x;
+            w[1] = v.y;
+          } else {
+#pragma unroll
+            for (int i = 0; i < Tile::kLaneBytes / 16; ++i) {
+              const uint4 v = *reinterpret_cast<const uint4*>(words + 16 * i);
+              w[4 * i] = v.x;
+              w[4 * i + 1] = v.y;
+              w[4 * i + 2] = v.z;
+              w[4 * i + 3] = v.w;
+            }
+          }
+          marlin_wgmma_tile_words<T, BITS, kRows>(acc, frag, w, gp, act + 32u * static_cast<unsigned>(j));
+          if (j == 0 && previous >= 0) release(previous);
+        };
+        int previous = -1;  // the stage of the chunk before, not yet released
+        for (int c = 0; c < chunks; ++c) {
+          const int kt0 = Tile::kChunkTiles * c;
+          mbarrier_wait(full + stage, phase);
+          fence_proxy_async_shared();  // the rows came through cp.async (generic proxy); wgmma reads them
+          const char* st = ring + Tile::kStageBytes * stage;
+          const unsigned act = ring_shared + static_cast<unsigned>(Tile::kStageBytes * stage);
+          if (kt0 + Tile::kChunkTiles <= k_tiles) {
+#pragma unroll
+            for (int j = 0; j < Tile::kChunkTiles; ++j) tile(st, act, kt0, j, previous);
+          } else {
+            for (int j = 0; kt0 + j < k_tiles; ++j) tile(st, act, kt0, j, previous);
+          }
+          previous = stage;
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1u;
+          }
+        }
+        wgmma_wait<0>();
+        if (previous >= 0) release(previous);
+      }
+      const int b = local & 1;
+      mbarrier_wait(slots_full + b, (local >> 1) & 1);
+      if (warp_in_n) {
+        const std::int32_t* const row_slots = item_slots + kRows * b;
+        const float* const row_weights = item_weights + kRows * b;
+        store_marlin_sums<T, kRows / 8, Tile::kGroups>(p, it.rows, 64 * nt + 16 * group_first + g, it.computes, t,
+                                                        [&](int r) { return std::int64_t{row_slots[r]}; },
+                                                        [&](int r, std::int64_t) { return row_weights[r]; },
+                                                        [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
+      }
+      mbarrier_arrive(slots_empty + b);
+    }
+  }
+#else
+  __trap();  // never launched: the host takes this path only where the sm_90a code was built
+#endif
+}
+
+template <typename T, int BITS, int ROWS>
+void launch_marlin_wgmma_producer(const MarlinParams& params, cudaStream_t stream) {
+  auto launch = [&](auto kernel) {
+    launch_persistent(kernel, WgmmaProducerTile<BITS, ROWS>::kThreads,
+                      params.block_capacity * params.row_groups * params.n_items, params, stream, "marlin_moe",
+                      marlin_wgmma_producer_smem_bytes<BITS, ROWS>(), params.likely_items, params.max_grid);
+  };
+  if (params.zeros != nullptr) {
+    launch(marlin_wgmma_producer_kernel<T, BITS, ROWS, QuantMode::zero_point>);
+  } else {
+    launch(marlin_wgmma_producer_kernel<T, BITS, ROWS, QuantMode::symmetric>);
+  }
+}
+
+}  // namespace moeval::kernels::detail
