@@ -32,6 +32,7 @@ struct BenchOptions {
   int device = 0;
   bool skip_cublas = false;
   int marlin_wgmma_warpgroups = 0;
+  int block_size = 0;
   std::vector<std::string> compare;  // two bench JSON files: compare them, time nothing
 };
 
@@ -66,6 +67,7 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   cell_options.repeats = o.repeats;
   cell_options.with_cublas = !o.skip_cublas;
   cell_options.marlin_wgmma_warpgroups = o.marlin_wgmma_warpgroups;
+  cell_options.block_size = o.block_size;
   for (const bench::BenchShape& shape : shapes) {
     bench::ShapeBench shape_bench(shape, cell_options);
     for (std::int64_t m : o.tokens) {
@@ -96,8 +98,11 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_flag("--skip-cublas", options->skip_cublas, "Do not run the cuBLAS reference path");
   cmd->add_option("--marlin-wgmma-warpgroups", options->marlin_wgmma_warpgroups,
                   "Warpgroups per thread block for the Marlin cells on 64-row wgmma items: 0 the kernel's choice "
-                  "(default), 1 or 2 forced there (A/Bs of both forms)")
-      ->check(integer_in(0, 2));
+                  "(default), 1 or 2 forced there, or 3 for the producer form (A/Bs of the forms)")
+      ->check(integer_in(0, 3));
+  cmd->add_option("--block-size", options->block_size,
+                  "moe block size of every cell, both kernels (A/Bs); default 0: moe_forward's choice")
+      ->check(integer_of({0, 8, 16, 32, 48, 64, 128}));
   cmd->add_option("--compare", options->compare,
                   "Compare two bench JSON files A B cell by cell (B/A per timed path) and time nothing; no GPU needed")
       ->expected(2)

@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace moeval::cli {
 
@@ -22,6 +24,24 @@ inline CLI::Validator integer_in(long long lo, long long hi) {
         return "";
       },
       "INT in " + range);
+}
+
+// An integer from `allowed` (listed in the message as given, e.g. "0, 8, 16").
+inline CLI::Validator integer_of(std::initializer_list<long long> allowed) {
+  std::string list;
+  for (long long v : allowed) list += (list.empty() ? "" : ", ") + std::to_string(v);
+  std::vector<long long> values(allowed);
+  return CLI::Validator(
+      [values, list](std::string& text) -> std::string {
+        long long value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc() || end != text.data() + text.size()) return "'" + text + "' is not an integer; allowed: " + list;
+        for (long long v : values) {
+          if (v == value) return "";
+        }
+        return text + " is not one of the allowed values " + list;
+      },
+      "INT in {" + list + "}");
 }
 
 }  // namespace moeval::cli

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -51,6 +52,37 @@ float bf16_to_float(std::uint16_t bits) {
   std::memcpy(&f, &u, 4);
   return f;
 }
+
+// moe_align's output buffers and arguments for one block size (run with moe_align(args)).
+struct Alignment {
+  Alignment(const std::int32_t* topk_ids, std::int64_t slots, int experts, int block_size, cudaStream_t stream)
+      : capacity(kernels::moe_align_sorted_capacity(slots, experts, block_size)),
+        sorted(static_cast<std::size_t>(capacity)),
+        expert_ids(static_cast<std::size_t>(kernels::moe_align_block_capacity(slots, experts, block_size))),
+        total(1),
+        workspace(kernels::moe_align_workspace_bytes(slots, experts)) {
+    args.topk_ids = topk_ids;
+    args.num_slots = slots;
+    args.num_experts = experts;
+    args.block_size = block_size;
+    args.sorted_token_ids = sorted.get();
+    args.expert_ids = expert_ids.get();
+    args.num_tokens_post_padded = total.get();
+    const std::size_t workspace_bytes = kernels::moe_align_workspace_bytes(slots, experts);
+    args.workspace = workspace_bytes ? workspace.get() : nullptr;
+    args.workspace_bytes = workspace_bytes;
+    args.stream = stream;
+  }
+  kernels::MoeBlocks blocks() const {
+    return {args.sorted_token_ids, args.expert_ids, args.num_tokens_post_padded, capacity, args.block_size, args.num_slots};
+  }
+  std::int64_t capacity;
+  Buffer<std::int32_t> sorted;
+  Buffer<std::int32_t> expert_ids;
+  Buffer<std::int32_t> total;
+  Buffer<std::uint8_t> workspace;
+  kernels::MoeAlignArgs args;
+};
 
 std::vector<std::uint16_t> download(const std::uint16_t* device, std::size_t count, const char* what) {
   std::vector<std::uint16_t> host(count);
@@ -161,30 +193,24 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   fill_random_activations(a.get(), a_rows * sh.k, s.options.seed + 100 + static_cast<std::uint64_t>(tokens), s.stream);
   Buffer<std::uint16_t> c(static_cast<std::size_t>(slots * sh.n));
 
-  const int block_size = kernels::choose_block_size({tokens, gemm1 ? sh.k : sh.n, gemm1 ? sh.n / 2 : sh.k, sh.experts, sh.topk});
-  const std::int64_t capacity = kernels::moe_align_sorted_capacity(slots, sh.experts, block_size);
-  Buffer<std::int32_t> sorted(static_cast<std::size_t>(capacity));
-  Buffer<std::int32_t> expert_ids(static_cast<std::size_t>(kernels::moe_align_block_capacity(slots, sh.experts, block_size)));
-  Buffer<std::int32_t> total(1);
-  const std::size_t align_bytes = kernels::moe_align_workspace_bytes(slots, sh.experts);
-  Buffer<std::uint8_t> align_ws(align_bytes);
-  kernels::MoeAlignArgs align;
-  align.topk_ids = d_ids.get();
-  align.num_slots = slots;
-  align.num_experts = sh.experts;
-  align.block_size = block_size;
-  align.sorted_token_ids = sorted.get();
-  align.expert_ids = expert_ids.get();
-  align.num_tokens_post_padded = total.get();
-  align.workspace = align_bytes ? align_ws.get() : nullptr;
-  align.workspace_bytes = align_bytes;
-  align.stream = s.stream;
+  // Each kernel's moe block size (choose_block_size for its weight format, as moe_forward picks it),
+  // or the one forced for both; a second alignment where Marlin's differs.
+  const kernels::MoeLayerShape layer{tokens, gemm1 ? sh.k : sh.n, gemm1 ? sh.n / 2 : sh.k, sh.experts, sh.topk};
+  const int block_size = s.options.block_size != 0 ? s.options.block_size : kernels::choose_block_size(layer);
+  const int marlin_block_size = s.options.block_size != 0
+                                    ? s.options.block_size
+                                    : kernels::choose_block_size(layer, kernels::MoeWeightFormat::marlin);
+  const Alignment wna16_align(d_ids.get(), slots, sh.experts, block_size, s.stream);
+  std::optional<Alignment> own_marlin_align;
+  if (marlin_block_size != block_size) own_marlin_align.emplace(d_ids.get(), slots, sh.experts, marlin_block_size, s.stream);
+  const Alignment& marlin_align = own_marlin_align ? *own_marlin_align : wna16_align;
+  const kernels::MoeAlignArgs& align = wna16_align.args;
 
   kernels::Wna16MoeArgs gemm;
   gemm.a = a.get();
   gemm.c = c.get();
   gemm.weights = {s.qweight.get(), s.scales.get(), nullptr, sh.experts, 4, kGroup};
-  gemm.blocks = {sorted.get(), expert_ids.get(), total.get(), capacity, block_size, slots};
+  gemm.blocks = wna16_align.blocks();
   gemm.shape = {sh.n, sh.k};
   gemm.top_k = gemm1 ? sh.topk : 1;
   gemm.dtype = kernels::ActDType::bf16;
@@ -201,7 +227,7 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   marlin.weights.type = kernels::MarlinWeightType::uint4b8;
   marlin.weights.group_size = kGroup;
   marlin.weights.num_groups = static_cast<int>(s.groups);
-  marlin.blocks = gemm.blocks;
+  marlin.blocks = marlin_align.blocks();
   marlin.shape = gemm.shape;
   marlin.top_k = gemm.top_k;
   marlin.dtype = gemm.dtype;
@@ -219,6 +245,7 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   r.slots = slots;
   r.experts_touched = static_cast<int>(touched.size());
   r.block_size = block_size;
+  r.marlin_block_size = marlin_block_size;
   const double per_expert = static_cast<double>(sh.n) * sh.k / 2 + static_cast<double>(sh.n) * s.groups * 2;
   r.bytes = per_expert * r.experts_touched + 2.0 * a_rows * sh.k + 2.0 * slots * sh.n;
   r.flops = 2.0 * slots * sh.n * sh.k;
@@ -240,19 +267,21 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   const std::vector<std::uint16_t> wna16_out = download(c.get(), out_count, "download WNA16");
   int device = 0;
   kernels::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  if (s.options.marlin_wgmma_warpgroups != 0 && marlin.blocks.block_size == 64 &&
-      kernels::marlin_moe_uses_wgmma(marlin, device)) {
+  kernels::moe_align(marlin_align.args);
+  const bool forcible = marlin.blocks.block_size == 64 || (s.options.marlin_wgmma_warpgroups == 3 && marlin.blocks.block_size == 128);
+  if (s.options.marlin_wgmma_warpgroups != 0 && forcible && kernels::marlin_moe_uses_wgmma(marlin, device)) {
     marlin.wgmma_warpgroups = s.options.marlin_wgmma_warpgroups;
   }
   const int warpgroups = kernels::marlin_moe_wgmma_warpgroups(marlin, device);
-  r.marlin_kernel = warpgroups == 2   ? "wgmma-2wg"
+  r.marlin_kernel = warpgroups == 3   ? "wgmma-producer"
+                    : warpgroups == 2 ? "wgmma-2wg"
                     : warpgroups == 1 ? "wgmma"
                     : kernels::marlin_moe_uses_slices(marlin, device) ? "slices"
                                                                       : "thread-block";
   r.marlin_s = timer.median_seconds([&] { kernels::marlin_moe(marlin); }, s.options.warmup, s.options.repeats);
   r.marlin_with_align_s = timer.median_seconds(
       [&] {
-        kernels::moe_align(align);
+        kernels::moe_align(marlin_align.args);
         kernels::marlin_moe(marlin);
       },
       s.options.warmup, s.options.repeats);

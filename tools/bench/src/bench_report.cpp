@@ -43,17 +43,18 @@ std::string format_table(const BenchRun& run) {
   for (const CellResult& c : run.cells) {
     struct Row {
       const char* kernel;
+      int block_size;
       double gemm_s, with_align_s, normwise;
     };
-    for (const Row& k : {Row{"wna16", c.ours_s, c.ours_with_align_s, c.normwise_vs_cublas},
-                         Row{"marlin", c.marlin_s, c.marlin_with_align_s, c.marlin_normwise_vs_cublas}}) {
+    for (const Row& k : {Row{"wna16", c.block_size, c.ours_s, c.ours_with_align_s, c.normwise_vs_cublas},
+                         Row{"marlin", c.marlin_block_size, c.marlin_s, c.marlin_with_align_s, c.marlin_normwise_vs_cublas}}) {
       char ratio_cublas[32] = "-";
       if (c.cublas_s >= 0) std::snprintf(ratio_cublas, sizeof ratio_cublas, "%.2f", c.cublas_s / k.gemm_s);
       char normdiff[32] = "-";
       if (k.normwise >= 0) std::snprintf(normdiff, sizeof normdiff, "%.1e", k.normwise);
       std::snprintf(line, sizeof line, "%-18s %-6s %5lld %6lld %4d %3d %9.1f %9s %9s %9s %9s %10s %8.2f %8s %9s\n",
                     c.shape.c_str(), k.kernel, static_cast<long long>(c.tokens), static_cast<long long>(c.slots),
-                    c.experts_touched, c.block_size, c.bytes / 1e6, us(c.floor_s).c_str(), us(c.roofline_s).c_str(),
+                    c.experts_touched, k.block_size, c.bytes / 1e6, us(c.floor_s).c_str(), us(c.roofline_s).c_str(),
                     us(k.gemm_s).c_str(), us(k.with_align_s).c_str(), us(c.cublas_s).c_str(), c.roofline_s / k.gemm_s,
                     ratio_cublas, normdiff);
       out += line;
@@ -85,6 +86,7 @@ nlohmann::json to_json(const BenchRun& run) {
                      {"slots", c.slots},
                      {"experts_touched", c.experts_touched},
                      {"block_size", c.block_size},
+                     {"marlin_block_size", c.marlin_block_size},
                      {"bytes", c.bytes},
                      {"flops", c.flops},
                      {"hbm_floor_s", c.floor_s},

@@ -19,8 +19,11 @@ struct CellOptions {
   bool with_cublas = true;
   std::uint64_t seed = 1;
   // Warpgroups per wgmma thread block for the Marlin cells that run 64-row wgmma items (0: the
-  // kernel's choice; 1 or 2 forced there, other cells unaffected): same-run A/Bs of both forms.
+  // kernel's choice; 1 or 2 forced there, 3 the producer form, which also takes 128-row items;
+  // other cells unaffected): same-run A/Bs of the forms.
   int marlin_wgmma_warpgroups = 0;
+  // The moe block size of every cell (both kernels) in place of choose_block_size's (0: chosen).
+  int block_size = 0;
 };
 
 struct CellResult {
@@ -29,6 +32,7 @@ struct CellResult {
   std::int64_t slots = 0;           // T = M·topk
   int experts_touched = 0;
   int block_size = 0;
+  int marlin_block_size = 0;         // the Marlin kernel's (choose_block_size for Marlin weights)
   double bytes = 0;                 // touched weights + scales + activations + outputs
   double flops = 0;                 // 2·T·N·K
   double floor_s = 0;               // bytes / copy bandwidth
@@ -42,7 +46,8 @@ struct CellResult {
   double marlin_s = 0;               // GEMM only (moe_align excluded)
   double marlin_with_align_s = 0;    // moe_align + GEMM
   double marlin_normwise_vs_cublas = -1;  // ‖Marlin − cuBLAS‖_F / ‖cuBLAS‖_F; -1: cuBLAS path not run
-  // Which Marlin kernel ran: "wgmma" (one warpgroup per thread block), "wgmma-2wg" (two), "slices"
+  // Which Marlin kernel ran: "wgmma" (one warpgroup per thread block), "wgmma-2wg" (two),
+  // "wgmma-producer" (a producer warpgroup and two that multiply), "slices"
   // (8-row items, K slices across warps) or "thread-block" (the other mma.sync items).
   std::string marlin_kernel;
 };

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# On the device machine, from the repository root with .stage/ carried (ci/device-stage.sh): a
+# same-run A/B of `moeval bench --skip-cublas` variants, each run MOEVAL_AB_ROUNDS times (default 2)
+# in alternating order (A B B A A B ...), and a table of the Marlin GEMM times per cell and run.
+#   MOEVAL_AB_VARIANTS  "name=extra bench options;name=..."   (required; a binary other than the
+#                       staged one: name@path=options, path relative to the repository root)
+#   MOEVAL_AB_ARGS      options for every run (default: --tokens 256,2048,4096,8192)
+#   MOEVAL_AB_TIMEOUT   seconds one run may take (default 300)
+# Writes $OUT/ab-<name>-<run>.json and $OUT/ab.txt (the table: the fastest run of each variant,
+# its ratio to the first variant's, then every run).
+set -uo pipefail
+source ci/device-unpack.sh
+IFS=';' read -r -a variants <<< "${MOEVAL_AB_VARIANTS:?set MOEVAL_AB_VARIANTS, e.g. 'wg2=--marlin-wgmma-warpgroups 2;wg3=--marlin-wgmma-warpgroups 3'}"
+rounds=${MOEVAL_AB_ROUNDS:-2}
+args=${MOEVAL_AB_ARGS:---tokens 256,2048,4096,8192}
+order=()
+for ((r = 0; r < rounds; ++r)); do
+  if (( r % 2 == 0 )); then order+=("${variants[@]}"); else for ((i = ${#variants[@]} - 1; i >= 0; --i)); do order+=("${variants[i]}"); done; fi
+done
+status=0
+run=0
+for v in "${order[@]}"; do
+  run=$((run + 1))
+  name=${v%%=*}; opts=${v#*=}
+  bin=build/tools/moeval/moeval
+  if [[ "$name" == *@* ]]; then bin=${name#*@}; name=${name%%@*}; fi
+  echo "run $run: $name ($bin bench --skip-cublas $args $opts)"
+  # shellcheck disable=SC2086
+  timeout "${MOEVAL_AB_TIMEOUT:-300}" "$bin" bench --skip-cublas $args $opts --json "$out/ab-$name-$run.json" > "$out/ab-$name-$run.txt" 2>&1 || { status=1; tail -5 "$out/ab-$name-$run.txt"; }
+done
+python3 - "$out" "${variants[@]}" <<'PY' | tee "$out/ab.txt"
+import glob, json, os, re, sys
+out, variants = sys.argv[1], [v.split('=', 1)[0].split('@')[0] for v in sys.argv[2:]]
+runs = []  # (run number, variant, {cell: (seconds, kernel, roofline seconds)})
+for path in glob.glob(os.path.join(out, 'ab-*-*.json')):
+    m = re.match(r'ab-(.+)-(\d+)\.json$', os.path.basename(path))
+    cells = {}
+    for c in json.load(open(path))['cells']:
+        cells[f"{c['shape']} M={c['tokens']}"] = (c['marlin_gemm_s'], c['marlin_kernel'], c['roofline_s'])
+    runs.append((int(m.group(2)), m.group(1), cells))
+runs.sort()
+names = sorted({cell for _, _, cells in runs for cell in cells}, key=lambda s: (s.split()[0], int(s.split('=')[1])))
+print('cell'.ljust(30) + ''.join(v.rjust(26) for v in variants) + '  roofline')
+for cell in names:
+    best = {}
+    for _, v, cells in runs:
+        if cell in cells and (v not in best or cells[cell][0] < best[v][0]): best[v] = cells[cell]
+    base = best.get(variants[0], (None,))[0]
+    line = cell.ljust(30)
+    for v in variants:
+        if v in best:
+            s, kernel, _ = best[v]
+            line += f"{s * 1e6:9.1f} {kernel:>14} {s / base if base else 0:.2f}"
+        else:
+            line += ' ' * 26
+    roof = next(iter(best.values()))[2]
+    print(line + f"  {roof * 1e6:8.1f}")
+print('\n# every run (µs)')
+print('cell'.ljust(30) + ''.join(f"{n}-{v}".rjust(12) for n, v, _ in runs))
+for cell in names:
+    print(cell.ljust(30) + ''.join((f"{cells[cell][0] * 1e6:12.1f}" if cell in cells else ' ' * 12) for _, _, cells in runs))
+PY
+exit $status
