@@ -132,6 +132,18 @@ __device__ inline void set_warp_zeros(GroupParams& gp, const std::uint32_t (&zw)
   }
 }
 
+// A warp's group parameters as an item begins: implicit zero points, zero scales (a warp past N
+// multiplies zero A fragments) and, where G == 1, the lane's channelwise scales for the whole K.
+template <typename T, int KGROUPS>
+__device__ inline void set_item_group_params(GroupParams& gp, const MarlinParams& p, int expert, int nt, bool warp_in_n, int g,
+                                             int group_first) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) gp.zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) gp.scale2[i] = 0u;
+  if (p.channelwise && warp_in_n) set_warp_scales<T, KGROUPS>(gp, channelwise_lane_scales(p, expert, nt, g), group_first);
+}
+
 // The A fragment of the warp's group gg of a K tile (one scale per column: a group covers the tile).
 template <typename T, int BITS>
 __device__ inline void marlin_dequant_group(std::uint32_t (&a)[4], const std::uint32_t* w, const GroupParams& gp, int gg) {
@@ -345,13 +357,7 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, 2 / WGS)
     }
     if (it.computes) {
       GroupParams gp;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) gp.zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) gp.scale2[i] = 0u;  // warps past N: zero A fragments
-      if (p.channelwise && warp_in_n) {
-        set_warp_scales<T, kGroups>(gp, channelwise_lane_scales(p, it.expert, nt, g), group_first);
-      }
+      set_item_group_params<T, kGroups>(gp, p, it.expert, nt, warp_in_n, g, group_first);
       std::uint32_t frag[kGroups][4];  // the A fragments (marlin_wgmma_tile)
       auto compute = [&](int s, int round) {
         wait_async<kStages - 1>();

@@ -246,13 +246,7 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
       }
       if (it.computes) {
         GroupParams gp;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) gp.zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) gp.scale2[i] = 0u;  // warps past N: zero A fragments
-        if (p.channelwise && warp_in_n) {
-          set_warp_scales<T, Tile::kGroups>(gp, channelwise_lane_scales(p, it.expert, nt, g), group_first);
-        }
+        set_item_group_params<T, Tile::kGroups>(gp, p, it.expert, nt, warp_in_n, g, group_first);
         std::uint32_t frag[Tile::kGroups][4];  // the A fragments (marlin_wgmma_tile_words)
         // Tile j of the chunk in stage `stage` (K tile kt0 + j), with its group parameters where a
         // group starts; after tile 0's MMAs are issued, the previous chunk's are all complete.
