@@ -29,6 +29,7 @@ MUTANTS=(
   "split-k-missing-barrier§kernels/wna16_moe/wna16_kernel.cuh§      __syncthreads();
       if (wk == 0) {§      if (wk == 0) {§sanitize_gpu_tests§Registry/Sanitize.Clean/wna16_moe_racecheck§1§warp 0 sums the split-K partials without waiting for the other warps to write them (shared-memory race)"
   "wgmma-second-warpgroup-columns§kernels/marlin_moe/marlin_wgmma_kernel.cuh§const int warp_column = kGroups == 4 ? warp : warp >> 1;§const int warp_column = kGroups == 4 ? (warp & 3) : warp >> 1;§moeval_kernel_tests§Paths/*_wgmma_wg2§1§the second warpgroup of a two-warpgroup Marlin block computes the first one's tile columns (needs sm_90a)"
+  "wgmma-producer-second-consumer-columns§kernels/marlin_moe/marlin_wgmma_producer_kernel.cuh§const int column = (warp >> 2) * Tile::Consumer::kTileColumns§const int column = 0 * Tile::Consumer::kTileColumns§moeval_kernel_tests§Paths/*_wgmma_producer*§1§the second consumer warpgroup of the producer form computes the first one's tile columns (needs sm_90a)"
 )
 # Where each test binary lives in the build tree.
 declare -A BINARY_PATH=([multi_gpu_tests]=testbed/tests [large_gpu_tests]=testbed/tests
