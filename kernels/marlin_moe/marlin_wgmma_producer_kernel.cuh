@@ -275,8 +275,8 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
             }
           }
           std::uint32_t w[Tile::kLaneBytes / 4];
-          // The lane's words in the tile column's global order: 4·BITS / 4 words a lane, group gg's
-          // at word gg·BITS / 4 of them; the warp's groups from group_first on.
+          // The lane's words in the tile column's global order: BITS words a lane (BITS / 4 per
+          // group, group gg's from word gg·BITS / 4 on); the warp reads its groups from group_first.
           const char* words = st + Tile::kWeightOffset + Tile::kTileBytes * j + Tile::kColumnBytes * column +
                               (Tile::kColumnBytes / 32) * lane + group_first * BITS;
           if constexpr (Tile::kLaneBytes == 8) {

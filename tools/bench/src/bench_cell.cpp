@@ -60,7 +60,8 @@ struct Alignment {
         sorted(static_cast<std::size_t>(capacity)),
         expert_ids(static_cast<std::size_t>(kernels::moe_align_block_capacity(slots, experts, block_size))),
         total(1),
-        workspace(kernels::moe_align_workspace_bytes(slots, experts)) {
+        workspace_bytes(kernels::moe_align_workspace_bytes(slots, experts)),
+        workspace(workspace_bytes) {
     args.topk_ids = topk_ids;
     args.num_slots = slots;
     args.num_experts = experts;
@@ -68,7 +69,6 @@ struct Alignment {
     args.sorted_token_ids = sorted.get();
     args.expert_ids = expert_ids.get();
     args.num_tokens_post_padded = total.get();
-    const std::size_t workspace_bytes = kernels::moe_align_workspace_bytes(slots, experts);
     args.workspace = workspace_bytes ? workspace.get() : nullptr;
     args.workspace_bytes = workspace_bytes;
     args.stream = stream;
@@ -80,6 +80,7 @@ struct Alignment {
   Buffer<std::int32_t> sorted;
   Buffer<std::int32_t> expert_ids;
   Buffer<std::int32_t> total;
+  std::size_t workspace_bytes;
   Buffer<std::uint8_t> workspace;
   kernels::MoeAlignArgs args;
 };
