@@ -1,6 +1,7 @@
 // Internal: shared-memory barriers with arrival counts and transaction bytes (mbarrier, sm_90), the
-// bulk copy that completes on one, and the register reallocation between warpgroups (setmaxnreg,
-// sm_90a) — what a thread block of producer and consumer warpgroups synchronizes with.
+// bulk copy that completes on one, a reducing barrier of part of the block, and the register
+// reallocation between warpgroups (setmaxnreg, sm_90a) — what a thread block of producer and
+// consumer warpgroups synchronizes with.
 //
 // An mbarrier is a 64-bit word in shared memory: a phase completes once the expected arrivals have
 // arrived and the transaction bytes announced for it (expect_tx) have landed; then the next phase
@@ -59,6 +60,20 @@ __device__ inline void bulk_copy_to_shared(void* dst, const void* src, unsigned 
                :
                : "r"(shared_address(dst)), "l"(src), "r"(bytes), "r"(shared_address(bar))
                : "memory");
+}
+
+// True in every calling thread iff `value` is true in all THREADS threads that call it with barrier
+// `id` (1..15; 0 is __syncthreads's): a barrier of part of the block (one warpgroup, say) that also
+// reduces. THREADS: a multiple of 32; whole warps call it.
+template <int THREADS>
+__device__ inline bool barrier_and(int id, bool value) {
+  std::uint32_t all;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nbarrier.cta.red.and.pred q, %2, %3, p;\nselp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(all)
+      : "r"(static_cast<std::uint32_t>(value)), "r"(id), "n"(THREADS)
+      : "memory");
+  return all != 0;
 }
 
 // Lowers (dec) or raises (inc) the registers per thread of the calling warpgroup to REGS (a

@@ -53,9 +53,15 @@ __device__ inline std::uint64_t wgmma_sw128_descriptor(unsigned start_address) {
     "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
     "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
     "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define MOEVAL_WGMMA_D32_39 \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
 #define MOEVAL_WGMMA_REGS_32 \
   "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
   "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+#define MOEVAL_WGMMA_REGS_40 \
+  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
+  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
+  "%32,%33,%34,%35,%36,%37,%38,%39"
 #define MOEVAL_WGMMA_REGS_64 \
   "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
   "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
@@ -79,6 +85,18 @@ __device__ inline void wgmma_m64n64k16(float (&d)[32], const std::uint32_t (&a)[
   }
 }
 
+// An item of 64 rows with its expert's tail of up to 16 rows (marlin_wgmma_producer_kernel.cuh).
+template <typename T>
+__device__ inline void wgmma_m64n80k16(float (&d)[40], const std::uint32_t (&a)[4], std::uint64_t b_desc) {
+  if constexpr (std::is_same_v<T, __half>) {
+    MOEVAL_WGMMA_RS("m64n80k16", "f16", MOEVAL_WGMMA_REGS_40, "%40,%41,%42,%43", "%44", MOEVAL_WGMMA_D0_31,
+                    MOEVAL_WGMMA_D32_39);
+  } else {
+    MOEVAL_WGMMA_RS("m64n80k16", "bf16", MOEVAL_WGMMA_REGS_40, "%40,%41,%42,%43", "%44", MOEVAL_WGMMA_D0_31,
+                    MOEVAL_WGMMA_D32_39);
+  }
+}
+
 template <typename T>
 __device__ inline void wgmma_m64n128k16(float (&d)[64], const std::uint32_t (&a)[4], std::uint64_t b_desc) {
   if constexpr (std::is_same_v<T, __half>) {
@@ -92,16 +110,20 @@ __device__ inline void wgmma_m64n128k16(float (&d)[64], const std::uint32_t (&a)
 
 #undef MOEVAL_WGMMA_RS
 #undef MOEVAL_WGMMA_REGS_64
+#undef MOEVAL_WGMMA_REGS_40
 #undef MOEVAL_WGMMA_REGS_32
 #undef MOEVAL_WGMMA_D32_63
+#undef MOEVAL_WGMMA_D32_39
 #undef MOEVAL_WGMMA_D0_31
 
 template <typename T, int N>
 __device__ inline void wgmma_m64k16(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t b_desc) {
   if constexpr (N == 64) {
     wgmma_m64n64k16<T>(d, a, b_desc);
+  } else if constexpr (N == 80) {
+    wgmma_m64n80k16<T>(d, a, b_desc);
   } else {
-    static_assert(N == 128, "the Marlin GEMM issues N = 64 or 128");
+    static_assert(N == 128, "the Marlin GEMM issues N = 64, 80 or 128");
     wgmma_m64n128k16<T>(d, a, b_desc);
   }
 }

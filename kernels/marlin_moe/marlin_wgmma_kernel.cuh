@@ -176,9 +176,10 @@ __device__ inline void load_lane_words(std::uint32_t (&w)[Tile::kLaneBytes / 4],
 // dequantization overlaps the MMAs before it, across K tiles too, with one A register set.
 // `w`: the lane's words of the tile; `b_address`: the shared-memory address of the tile's 16 k in its
 // activation chunk. Shared by both wgmma kernels and the measurement of their rate without loads
-// (marlin_wgmma_rate.cu).
-template <typename T, int BITS, int ROWS>
-__device__ inline void marlin_wgmma_tile_words(float (&acc)[WgmmaTile<BITS, ROWS>::kGroups][ROWS / 2],
+// (marlin_wgmma_rate.cu). N: the MMAs' token rows, ROWS unless a 64-row item carries its expert's
+// tail (N = 80, marlin_wgmma_producer_kernel.cuh).
+template <typename T, int BITS, int ROWS, int N = ROWS>
+__device__ inline void marlin_wgmma_tile_words(float (&acc)[WgmmaTile<BITS, ROWS>::kGroups][N / 2],
                                                std::uint32_t (&frag)[WgmmaTile<BITS, ROWS>::kGroups][4],
                                                const std::uint32_t (&w)[WgmmaTile<BITS, ROWS>::kLaneBytes / 4],
                                                const GroupParams& gp, unsigned b_address) {
@@ -189,7 +190,7 @@ __device__ inline void marlin_wgmma_tile_words(float (&acc)[WgmmaTile<BITS, ROWS
     wgmma_wait<Tile::kGroups - 1>();
     marlin_dequant_group<T, BITS>(frag[gg], w, gp, gg);
     wgmma_fence();
-    wgmma_m64k16<T, ROWS>(acc[gg], frag[gg], desc);
+    wgmma_m64k16<T, N>(acc[gg], frag[gg], desc);
     wgmma_commit();
   }
 }

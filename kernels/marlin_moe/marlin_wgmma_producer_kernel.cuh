@@ -29,10 +29,20 @@
 // contiguous), and the scale and zero-point rows of the groups that start in it (at most two: a
 // group spans 2, 4 or 8 K tiles and starts on an even one).
 //
+// Expert tails (64-row items of 4-bit weights): moe_align gives an expert of c tokens ⌈c / 64⌉
+// blocks, so an expert with c mod 64 ∈ [1, 16] ends in a block of a few rows, whose items would
+// dequantize all of the expert's weights again for them (on DeepSeek-V3 at 128 ± 11 tokens per
+// expert, ~40 % of the experts, ~17 % of all items). Instead the items of the block before it take
+// those rows as rows 64 .. 79 of their activation chunks and issue one m64n80k16 per group in place
+// of m64n64k16: the weights are dequantized once for 80 rows, while the K loop, which dequantization
+// bounds at 64 rows, hardly slows. The rule (item_rows) reads only sorted_token_ids and expert_ids,
+// so the items of both blocks decide alike, and it checks every row, so it holds wherever padding
+// sits in a block.
+//
 // Registers: the thread block starts with 168 per thread (65536 / 384, rounded down to 8); the
-// consumers rise to what their 128 accumulators and the dequantization need (setmaxnreg: 208 for
-// 4-bit, 224 for 8-bit weights, where ptxas used up to 188 and 217 in nvcc 13.0), and the producer
-// drops to the rest of the block's registers (88 or 56; at 40 its address state spilled).
+// consumers rise to what their accumulators (128; 160 for an item with a tail) and the
+// dequantization need (setmaxnreg: 224, 208 for 128-row 4-bit items), and the producer drops to the
+// rest of the block's registers (56, or 88; at 40 its address state spilled).
 #pragma once
 
 #include "../common/mbarrier.cuh"
@@ -46,6 +56,8 @@ struct WgmmaProducerTile {
   // all 4 groups), or 128 rows, 2 tile columns (two warps each, 2 groups).
   using Consumer = WgmmaTile<BITS, ROWS, 1>;
   static constexpr int kRows = ROWS;
+  static constexpr int kTailRows = BITS == 4 && ROWS == 64 ? 16 : 0;  // an expert tail's rows at most
+  static constexpr int kMaxRows = kRows + kTailRows;                    // rows of an item's chunks
   static constexpr int kConsumers = 2;                      // consumer warpgroups
   static constexpr int kThreads = 128 * (1 + kConsumers);   // producer warpgroup first
   static constexpr int kConsumerWarps = 4 * kConsumers;
@@ -56,7 +68,7 @@ struct WgmmaProducerTile {
   static constexpr int kLaneBytes = Consumer::kLaneBytes;   // the lane's words of its groups: 8, 16 or 32
   static constexpr int kColumnBytes = 4 * MarlinTile<BITS, 1>::kWords;  // one K tile of one tile column
   static constexpr int kTileBytes = kTileColumns * kColumnBytes;
-  static constexpr int kActBytes = kRows * 128;
+  static constexpr int kActBytes = kMaxRows * 128;
   static constexpr int kScaleColumnBytes = 64 * 2;          // a group's 64 scales of one tile column
   static constexpr int kZeroColumnBytes = 64 * BITS / 8;    // and its 64 zero points
   static constexpr int kGroupSlots = kChunkTiles / 2;       // group starts a chunk can hold
@@ -66,23 +78,56 @@ struct WgmmaProducerTile {
   static constexpr int kScaleOffset = kWeightOffset + kChunkTiles * kTileBytes;
   static constexpr int kZeroOffset = kScaleOffset + kGroupSlots * kTileColumns * kScaleColumnBytes;
   static constexpr int kStageBytes = (kZeroOffset + kGroupSlots * kTileColumns * kZeroColumnBytes + 1023) / 1024 * 1024;
-  // As many stages as fit 220 KB with the slots and barriers, at most 8: 64 rows 6 (4-bit, 27 KB a
-  // stage) or 4 (8-bit, 43 KB); 128 rows 8 (26 KB) or 6 (34 KB).
+  // As many stages as fit 220 KB with the slots and barriers, at most 8: 64 rows 6 (4-bit, 29 KB a
+  // stage with the tail rows) or 4 (8-bit, 43 KB); 128 rows 8 (26 KB) or 6 (34 KB).
   static constexpr int kStages = (BITS == 4 ? (ROWS == 64 ? 6 : 8) : (ROWS == 64 ? 4 : 6));
   static constexpr int kProducerThreads = 128;
-  static constexpr int kPiecesPerThread = kRows * 8 / kProducerThreads;  // 16-byte pieces of a chunk
+  static constexpr int kPiecesPerThread = kMaxRows * 8 / kProducerThreads;  // 16-byte pieces of a chunk
+  static constexpr int kBlockPieces = kRows * 8 / kProducerThreads;        // those of the first kRows rows
   static constexpr int kPieceRowStride = kProducerThreads / 8;
   // After the ring: the routed slots and routing weights of the rows of two items (the producer
-  // fills the next item's while the consumers store this one's), then the barriers.
+  // fills the next item's while the consumers store this one's) and each item's rows (item_rows),
+  // then the barriers.
   static constexpr int kSlotOffset = kStages * kStageBytes;
-  static constexpr int kSlotBytes = 2 * kRows * (4 + 4);
+  static constexpr int kSlotBytes = 2 * kMaxRows * (4 + 4) + 2 * 4;
   static constexpr int kBarrierOffset = kSlotOffset + kSlotBytes;
   static constexpr int kBarriers = 2 * kStages + 4;  // full and empty per stage; slots full and empty per buffer
-  static constexpr int kConsumerRegisters = BITS == 4 ? 208 : 224;
+  static constexpr int kConsumerRegisters = BITS == 4 ? (ROWS == 128 ? 208 : 216) : 224;
   static constexpr int kProducerRegisters = (168 * kThreads - 128 * kConsumers * kConsumerRegisters) / 128 / 8 * 8;
   static_assert(kProducerRegisters >= 56);
   static_assert(kStageBytes % 1024 == 0 && kStages * kStageBytes + kSlotBytes + 8 * kBarriers <= 220 * 1024);
+  static_assert(kSlotBytes % 8 == 0 && kPiecesPerThread * kProducerThreads == 8 * kMaxRows);
 };
+
+// The rows the items of moe block `it` compute: kRows, kRows + its expert's tail (up to kTailRows
+// rows of the next block), or 0 where its own rows went with the block before. Block b + 1's rows
+// go with block b where both hold the same local expert, b's last row is real (so b gave no rows
+// away itself: a block that did has padding from row kTailRows on) and b + 1 has no real row from
+// row kTailRows on. Every producer thread calls it (barrier 1 of the producer warpgroup).
+template <typename Tile>
+__device__ inline int item_rows(const MarlinParams& p, const MarlinItem& it, int tid) {
+  if constexpr (Tile::kTailRows == 0) {
+    return Tile::kRows;
+  } else {
+    if (!it.computes || p.block_size != Tile::kRows) return Tile::kRows;
+    auto real = [&](std::int64_t row) {
+      const std::int64_t sid = p.sorted_token_ids[row];
+      return sid >= 0 && sid < p.num_slots;
+    };
+    const std::int64_t block = it.row0 / Tile::kRows;
+    const bool next = block + 1 < marlin_block_count(p) && p.expert_ids[block + 1] == it.expert &&
+                      real(it.row0 + Tile::kRows - 1);
+    const bool prev = block > 0 && p.expert_ids[block - 1] == it.expert && real(it.row0 - 1);
+    const int r = Tile::kTailRows + tid;  // a row past the tail, one per thread
+    static_assert(Tile::kRows - Tile::kTailRows <= Tile::kProducerThreads);
+    const bool in_block = r < Tile::kRows;
+    const bool next_is_tail =
+        barrier_and<Tile::kProducerThreads>(1, !next || !in_block || !real(it.row0 + Tile::kRows + r));
+    const bool own_is_tail = barrier_and<Tile::kProducerThreads>(1, !prev || !in_block || !real(it.row0 + r));
+    if (prev && own_is_tail) return 0;
+    return next && next_is_tail ? Tile::kMaxRows : Tile::kRows;
+  }
+}
 
 template <int BITS, int ROWS>
 constexpr std::size_t marlin_wgmma_producer_smem_bytes() {
@@ -100,8 +145,10 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
   constexpr int kRows = Tile::kRows;
   extern __shared__ __align__(1024) uint4 smem[];  // marlin_wgmma_producer_smem_bytes
   char* const ring = reinterpret_cast<char*>(smem);
-  std::int32_t* const item_slots = reinterpret_cast<std::int32_t*>(ring + Tile::kSlotOffset);  // [2][kRows], −1: padding
-  float* const item_weights = reinterpret_cast<float*>(item_slots + 2 * kRows);               // [2][kRows]
+  constexpr int kMaxRows = Tile::kMaxRows;
+  std::int32_t* const item_slots = reinterpret_cast<std::int32_t*>(ring + Tile::kSlotOffset);  // [2][kMaxRows], −1: padding
+  float* const item_weights = reinterpret_cast<float*>(item_slots + 2 * kMaxRows);            // [2][kMaxRows]
+  std::int32_t* const item_row_count = reinterpret_cast<std::int32_t*>(item_weights + 2 * kMaxRows);  // [2]: item_rows
   std::uint64_t* const full = reinterpret_cast<std::uint64_t*>(ring + Tile::kBarrierOffset);   // chunk landed
   std::uint64_t* const empty = full + kStages;                                                 // chunk read
   std::uint64_t* const slots_full = empty + kStages;                                           // slots written
@@ -139,22 +186,24 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
       const MarlinItem it = marlin_item<kRows>(p, item);
       const int b = local & 1;
       mbarrier_wait(slots_empty + b, ((local >> 1) & 1) ^ 1u);
+      const int rows = item_rows<Tile>(p, it, tid);  // rows of the item's chunks: block rows (+ tail rows of the next)
+      if (tid == 0) item_row_count[b] = rows;
       // This thread's pieces: rows tid / 8 + kPieceRowStride·i, piece q; null for padding rows
       // (zero-filled, never stored). The threads of piece 0 write each row's slot and routing weight.
       const std::uint16_t* a_src[Tile::kPiecesPerThread];
 #pragma unroll
       for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
         const int r = (tid >> 3) + Tile::kPieceRowStride * i;
-        const std::int64_t sid = r < it.rows ? p.sorted_token_ids[it.row0 + r] : p.num_slots;
+        const std::int64_t sid = r < rows ? p.sorted_token_ids[it.row0 + r] : p.num_slots;
         const bool real = sid >= 0 && sid < p.num_slots;
         a_src[i] = real ? p.a + (sid / p.top_k) * p.k + 8 * q : nullptr;
         if (q == 0) {
-          item_slots[kRows * b + r] = real ? static_cast<std::int32_t>(sid) : -1;
-          if (p.topk_weights != nullptr) item_weights[kRows * b + r] = real && it.computes ? p.topk_weights[sid] : 0.0f;
+          item_slots[kMaxRows * b + r] = real ? static_cast<std::int32_t>(sid) : -1;
+          if (p.topk_weights != nullptr) item_weights[kMaxRows * b + r] = real && it.computes ? p.topk_weights[sid] : 0.0f;
         }
       }
       mbarrier_arrive(slots_full + b);
-      if (!it.computes) continue;  // a non-local expert's rows store zeros: no chunks
+      if (!it.computes || rows == 0) continue;  // a non-local expert's rows store zeros; a tail went with the block before
 
       const int nt0 = it.n_item * Tile::kTileColumns;
       const int columns = min(Tile::kTileColumns, p.n_tiles - nt0);
@@ -203,6 +252,7 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
         const bool in_k = kt0 + (q >> 1) < k_tiles;
 #pragma unroll
         for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
+          if (i >= Tile::kBlockPieces && rows <= kRows) break;  // no tail: its chunk rows are never read
           const bool fill = in_k && a_src[i] != nullptr;
           copy_async_16_or_zero(st + 16 * chunk_unit((tid >> 3) + Tile::kPieceRowStride * i, q),
                                 fill ? a_src[i] + 16 * kt0 : p.a, fill);
@@ -233,16 +283,16 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
     auto release = [&](int s) { mbarrier_arrive(empty + s); };
     int stage = 0;
     unsigned phase = 0;
-    int local = 0;
-    for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, ++local) {
-      const MarlinItem it = marlin_item<kRows>(p, item);
+    // Item `it` of N rows (kRows, or kMaxRows with an expert tail) from slot buffer b: its chunks'
+    // MMAs, then its stores. One instance per N: the accumulators are N / 2 per group.
+    auto run_item = [&]<int N>(const MarlinItem& it, int b) {
       const int nt = it.n_item * Tile::kTileColumns + column;
       const bool warp_in_n = nt < p.n_tiles;  // a warp past N still joins every wgmma, with zero A
-      float acc[Tile::kGroups][kRows / 2];
+      float acc[Tile::kGroups][N / 2];
 #pragma unroll
       for (int gg = 0; gg < Tile::kGroups; ++gg) {
 #pragma unroll
-        for (int i = 0; i < kRows / 2; ++i) acc[gg][i] = 0.0f;
+        for (int i = 0; i < N / 2; ++i) acc[gg][i] = 0.0f;
       }
       if (it.computes) {
         GroupParams gp;
@@ -293,7 +343,7 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
               w[4 * i + 3] = v.w;
             }
           }
-          marlin_wgmma_tile_words<T, BITS, kRows>(acc, frag, w, gp, act + 32u * static_cast<unsigned>(j));
+          marlin_wgmma_tile_words<T, BITS, kRows, N>(acc, frag, w, gp, act + 32u * static_cast<unsigned>(j));
           if (j == 0 && previous >= 0) release(previous);
         };
         int previous = -1;  // the stage of the chunk before, not yet released
@@ -318,15 +368,25 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
         wgmma_wait<0>();
         if (previous >= 0) release(previous);
       }
-      const int b = local & 1;
-      mbarrier_wait(slots_full + b, (local >> 1) & 1);
       if (warp_in_n) {
-        const std::int32_t* const row_slots = item_slots + kRows * b;
-        const float* const row_weights = item_weights + kRows * b;
-        store_marlin_sums<T, kRows / 8, Tile::kGroups>(p, it.rows, 64 * nt + 16 * group_first + g, it.computes, t,
-                                                        [&](int r) { return std::int64_t{row_slots[r]}; },
-                                                        [&](int r, std::int64_t) { return row_weights[r]; },
-                                                        [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
+        const std::int32_t* const row_slots = item_slots + kMaxRows * b;
+        const float* const row_weights = item_weights + kMaxRows * b;
+        store_marlin_sums<T, N / 8, Tile::kGroups>(p, N == kRows ? it.rows : N, 64 * nt + 16 * group_first + g, it.computes, t,
+                                                    [&](int r) { return std::int64_t{row_slots[r]}; },
+                                                    [&](int r, std::int64_t) { return row_weights[r]; },
+                                                    [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
+      }
+    };
+    int local = 0;
+    for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, ++local) {
+      const MarlinItem it = marlin_item<kRows>(p, item);
+      const int b = local & 1;
+      mbarrier_wait(slots_full + b, (local >> 1) & 1);  // this item's slots and rows
+      const int rows = item_row_count[b];
+      if (Tile::kTailRows > 0 && rows > kRows) {
+        run_item.template operator()<Tile::kMaxRows>(it, b);
+      } else if (rows > 0) {
+        run_item.template operator()<kRows>(it, b);
       }
       mbarrier_arrive(slots_empty + b);
     }

@@ -4,6 +4,7 @@
 // host/marlin_args_host_test.cpp, in the cpu tier.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -46,6 +47,13 @@ struct Config {
   bool sliced_tail = false;
   // > 0: at most this many thread blocks (max_thread_blocks), so that each runs many items in turn.
   int thread_blocks = 0;
+  // The routing must give some local expert a last 64-row block of 1..16 rows after a full one (an
+  // expert tail that the producer form's 64-row items take along) and some other a longer last
+  // block: asserted, so that the case cannot stop covering both when the fixtures change.
+  bool expert_tails = false;
+  // Also run with the rows of every moe block shuffled (padding moved off the blocks' ends): the
+  // outputs must not change by a bit (every output row is summed alone, in the same K order).
+  bool shuffled = false;
 
   std::string name() const {
     std::string s = std::string(to_string(type)) + "_g" + (group < 0 ? std::string("ch") : std::to_string(group));
@@ -64,6 +72,7 @@ struct Config {
     else if (warpgroups != 0) s += "_wg" + std::to_string(warpgroups);
     if (sliced_tail) s += "_slicedtail";
     if (thread_blocks > 0) s += "_tb" + std::to_string(thread_blocks);
+    if (shuffled) s += "_shuffled";
     return s;
   }
   MoeProblem problem(std::uint64_t seed) const {
@@ -189,8 +198,35 @@ int slice_cap(std::int64_t columns) {
   return 0;
 }
 
+// Tokens routed to each local expert (global ids through the expert map, if any).
+std::vector<std::int64_t> local_expert_counts(const GemmCase& c) {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(c.problem.experts), 0);
+  for (std::int32_t e : c.routing.topk_ids) {
+    const std::int32_t local = c.problem.expert_map.empty() ? e : c.problem.expert_map[static_cast<std::size_t>(e)];
+    if (local >= 0) ++counts[static_cast<std::size_t>(local)];
+  }
+  return counts;
+}
+
+// Shuffles the entries of every moe block in place on the device (fixed seed).
+void shuffle_blocks(DeviceCase& d, std::uint64_t seed) {
+  std::vector<std::int32_t> sorted = d.sorted.download();
+  const std::int64_t rows = d.post_padded.download()[0];
+  std::mt19937_64 rng(seed);
+  for (std::int64_t b = 0; b < rows; b += d.block) std::shuffle(sorted.begin() + b, sorted.begin() + b + d.block, rng);
+  d.sorted.upload(sorted);
+}
+
 void check_case(const Config& config, std::uint64_t seed) {
   const GemmCase c = build_gemm_case(config.problem(seed));
+  if (config.expert_tails) {
+    bool merged = false, longer = false;
+    for (std::int64_t n : local_expert_counts(c)) {
+      merged |= n > 64 && (n - 1) % 64 < 16;
+      longer |= n > 64 && (n - 1) % 64 >= 16;
+    }
+    ASSERT_TRUE(merged && longer) << "the routing must hold an expert tail of 1..16 rows and a longer last block";
+  }
   DeviceCase d(c, config.block);
   d.args.mma_path = config.path;
   if (config.sliced_tail) {
@@ -211,6 +247,10 @@ void check_case(const Config& config, std::uint64_t seed) {
   const std::vector<std::uint16_t> first = d.run();
   const std::vector<std::uint16_t> second = d.run();
   EXPECT_EQ(first, second) << "not bitwise deterministic on repeat";
+  if (config.shuffled) {
+    shuffle_blocks(d, seed);
+    EXPECT_EQ(d.run(), first) << "the outputs changed when the rows of each moe block were shuffled";
+  }
   const reference::ReferenceOutput ref = reference::reference_gemm(c);
   const tolerance::Verdict v =
       tolerance::compare(config.tier, reference::Matrix16{first, ref.rows, ref.cols, ref.dtype}, ref);
@@ -411,6 +451,66 @@ std::vector<Config> paths() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, MarlinMoe, ::testing::ValuesIn(paths()), config_name);
+
+// The producer form's expert tails (64-row items of 4-bit weights that take up to 16 rows of their
+// expert's next and last block): E = 8, 288 tokens × top-2, ~72 rows per expert, so the routing
+// holds experts of one block, experts whose tail is taken along and experts with a longer second
+// block (asserted, `expert_tails`), bitwise against the fp64 reference. Both 4-bit types, three
+// groups, act-order, both dtypes and GEMMs (w2 multiplies the tail rows' routing weights); then
+// non-local experts, two thread blocks for all items (items that gave their rows away, in turn with
+// the others), 8-bit weights (no tails), and every case also with its blocks' rows shuffled, which
+// moves padding off the blocks' ends and so turns the tails off: the outputs must not change.
+std::vector<Config> expert_tails() {
+  std::vector<Config> out;
+  Config base;
+  base.path = MarlinMmaPath::wgmma;
+  base.warpgroups = 3;
+  base.block = 64;
+  base.group = 64;  // K = 320: groups that divide it
+  base.experts = 8;
+  base.tokens = 288;
+  base.topk = 2;
+  base.hidden = 320;
+  base.inter = 320;
+  base.expert_tails = true;
+  base.shuffled = true;
+  for (WeightType type : {WeightType::uint4b8, WeightType::uint4}) {
+    for (int group : {-1, 32, 64}) {
+      for (DType act : {DType::bf16, DType::f16}) {
+        for (ProblemKind gemm : {ProblemKind::gemm1, ProblemKind::gemm2}) {
+          Config c = base;
+          c.type = type;
+          c.group = group;
+          c.act = act;
+          c.gemm = gemm;
+          out.push_back(c);
+        }
+      }
+    }
+  }
+  Config c = base;
+  c.act_order = true;
+  out.push_back(c);
+  c.gemm = ProblemKind::gemm2;
+  out.push_back(c);
+  c = base;
+  c.expert_map = true;
+  c.experts = 12;  // 8 local, 4 non-local (every third)
+  c.tokens = 432;
+  out.push_back(c);
+  c = base;
+  c.thread_blocks = 2;
+  out.push_back(c);
+  c.gemm = ProblemKind::gemm2;
+  c.type = WeightType::uint4;
+  out.push_back(c);
+  c = base;
+  c.type = WeightType::uint8b128;
+  out.push_back(c);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(ExpertTails, MarlinMoe, ::testing::ValuesIn(expert_tails()), config_name);
 
 // 8-row items on the slice kernel (block_size 8; thread blocks capped by slice_cap so that a small
 // problem runs whole-column rounds and then a last round split in K slices). K = 1088 is 68 K tiles,
