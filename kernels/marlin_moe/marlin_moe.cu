@@ -124,7 +124,8 @@ void check_arguments(const MarlinMoeArgs& args) {
   if (args.workspace_bytes < needed) {
     reject("workspace_bytes = " + str(static_cast<std::int64_t>(args.workspace_bytes)) + " is too small; this call needs " +
            str(static_cast<std::int64_t>(needed)) +
-           " (marlin_moe_workspace_bytes: num_slots · K · 2 with act-order, + 8 MiB + 32 KiB for block_size 8)");
+           " (marlin_moe_workspace_bytes: num_slots · K · 2 with act-order, + 8 MiB + 32 KiB for block_size 8, + 256 for"
+           " block_size 64 and 128)");
   }
   if (needed > 0 && (args.workspace == nullptr || !aligned(args.workspace, 16))) {
     reject("workspace must be a 16-byte aligned device buffer of marlin_moe_workspace_bytes bytes");
@@ -288,6 +289,11 @@ bool eight_row_items(const MarlinMoeArgs& args) {
   return args.blocks.num_slots > 0 && detail::marlin_token_tiles(args.blocks.block_size, k_shard(args.weights)) == 1;
 }
 
+// The producer form's item counter (block_size 64 and 128), after the gathered activations.
+bool counts_items(const MarlinMoeArgs& args) {
+  return args.blocks.num_slots > 0 && (args.blocks.block_size == 64 || args.blocks.block_size == 128);
+}
+
 // A stamp per call for the slice kernel's arrival words: never 0 (the reset value) and never four
 // equal bytes (what a buffer filled with one byte value holds).
 std::uint32_t next_call_stamp() {
@@ -302,7 +308,8 @@ std::uint32_t next_call_stamp() {
 }  // namespace
 
 std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args) {
-  return gather_bytes(args) + (eight_row_items(args) ? detail::kSliceWorkspaceBytes : 0);
+  return gather_bytes(args) + (eight_row_items(args) ? detail::kSliceWorkspaceBytes : 0) +
+         (counts_items(args) ? detail::kItemCounterBytes : 0);
 }
 
 namespace {
@@ -447,6 +454,9 @@ void marlin_moe(const MarlinMoeArgs& args) {
     }
   }
   p.implicit_zero = marlin_bits(w.type) == 4 ? 8u : 128u;
+  if (counts_items(args)) {
+    p.item_counter = reinterpret_cast<unsigned long long*>(static_cast<char*>(args.workspace) + gather_bytes(args));
+  }
 
   const bool shard = k_shard(w);
 #if defined(MOEVAL_HAVE_WGMMA)

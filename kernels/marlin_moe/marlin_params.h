@@ -50,7 +50,14 @@ struct MarlinParams {
   float* slice_partials;
   unsigned long long* slice_arrivals;
   std::uint32_t call_stamp;
+  // The wgmma producer form (marlin_wgmma_producer_kernel.cuh): its thread blocks take their items
+  // after the first from this counter in the workspace, zeroed before the launch.
+  unsigned long long* item_counter;
 };
+
+// Workspace bytes of the item counter, for block_size 64 and 128 (the sizes the producer form runs).
+constexpr std::size_t kItemCounterBytes = 256;
+static_assert(kItemCounterBytes == kMarlinItemCounterBytes);
 
 // K tiles in flight per warp (MarlinTile::kStages): 8 for 8- and 16-row 4-bit items, else 4. K
 // ranges split across warps start at multiples of it.

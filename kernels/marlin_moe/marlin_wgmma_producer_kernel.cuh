@@ -45,6 +45,8 @@
 // rest of the block's registers (56, or 88; at 40 its address state spilled).
 #pragma once
 
+#include <stdexcept>
+
 #include "../common/mbarrier.cuh"
 #include "marlin_wgmma_kernel.cuh"
 
@@ -86,17 +88,50 @@ struct WgmmaProducerTile {
   static constexpr int kBlockPieces = kRows * 8 / kProducerThreads;        // those of the first kRows rows
   static constexpr int kPieceRowStride = kProducerThreads / 8;
   // After the ring: the routed slots and routing weights of the rows of two items (the producer
-  // fills the next item's while the consumers store this one's) and each item's rows (item_rows),
-  // then the barriers.
+  // fills the next item's while the consumers store this one's), each item's index and rows
+  // (item_rows; −1: no item left), the producer's next item, then the barriers.
   static constexpr int kSlotOffset = kStages * kStageBytes;
-  static constexpr int kSlotBytes = 2 * kMaxRows * (4 + 4) + 2 * 4;
+  static constexpr int kSlotBytes = 2 * kMaxRows * (4 + 4) + 2 * 8 + 2 * 8 + 2 * 4 + 8;
   static constexpr int kBarrierOffset = kSlotOffset + kSlotBytes;
   static constexpr int kBarriers = 2 * kStages + 4;  // full and empty per stage; slots full and empty per buffer
-  static constexpr int kConsumerRegisters = BITS == 4 ? (ROWS == 128 ? 208 : 216) : 224;
+  static constexpr int kConsumerRegisters = BITS == 4 && ROWS == 128 ? 208 : 224;
   static constexpr int kProducerRegisters = (168 * kThreads - 128 * kConsumers * kConsumerRegisters) / 128 / 8 * 8;
   static_assert(kProducerRegisters >= 56);
   static_assert(kStageBytes % 1024 == 0 && kStages * kStageBytes + kSlotBytes + 8 * kBarriers <= 220 * 1024);
   static_assert(kSlotBytes % 8 == 0 && kPiecesPerThread * kProducerThreads == 8 * kMaxRows);
+#if defined(MOEVAL_PRODUCER_PIECE_POINTERS)
+  static constexpr bool kPieceOffsets = false;
+#else
+  static constexpr bool kPieceOffsets = kTailRows > 0;
+#endif
+};
+
+// Where a producer thread's activation pieces of an item come from. OFFSETS: 16-byte units of A in
+// 32 bits (marlin_moe rejects an A of more than 2^35 − 16 elements on this path) and a bit per real
+// row, half the registers of pointers, which the 56 producer registers of an item with a tail
+// need; else pointers, null for padding rows.
+template <bool OFFSETS, int PIECES>
+struct PieceSources {
+  std::uint32_t unit[OFFSETS ? PIECES : 1];
+  std::uint32_t real_rows = 0;
+  const uint4* ptr[OFFSETS ? 1 : PIECES];
+  __device__ void set(int i, const std::uint16_t* a, std::int64_t unit_of_a, bool real) {
+    if constexpr (OFFSETS) {
+      unit[i] = real ? static_cast<std::uint32_t>(unit_of_a) : 0u;
+      real_rows |= static_cast<std::uint32_t>(real) << i;
+    } else {
+      ptr[i] = real ? reinterpret_cast<const uint4*>(a) + unit_of_a : nullptr;
+    }
+  }
+  __device__ bool real(int i) const {
+    if constexpr (OFFSETS) return ((real_rows >> i) & 1u) != 0;
+    else return ptr[i] != nullptr;
+  }
+  // Piece i of K tile kt (2 units a tile), where real(i).
+  __device__ const uint4* at(int i, const std::uint16_t* a, int kt) const {
+    if constexpr (OFFSETS) return reinterpret_cast<const uint4*>(a) + (std::size_t{unit[i]} + 2 * kt);
+    else return ptr[i] + 2 * kt;
+  }
 };
 
 // The rows the items of moe block `it` compute: kRows, kRows + its expert's tail (up to kTailRows
@@ -148,7 +183,9 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
   constexpr int kMaxRows = Tile::kMaxRows;
   std::int32_t* const item_slots = reinterpret_cast<std::int32_t*>(ring + Tile::kSlotOffset);  // [2][kMaxRows], −1: padding
   float* const item_weights = reinterpret_cast<float*>(item_slots + 2 * kMaxRows);            // [2][kMaxRows]
-  std::int32_t* const item_row_count = reinterpret_cast<std::int32_t*>(item_weights + 2 * kMaxRows);  // [2]: item_rows
+  std::int64_t* const item_index = reinterpret_cast<std::int64_t*>(item_weights + 2 * kMaxRows);  // [2]
+  std::int64_t* const next_item = item_index + 2;                                                   // [2]
+  std::int32_t* const item_row_count = reinterpret_cast<std::int32_t*>(next_item + 2);  // [2]: item_rows, −1: done
   std::uint64_t* const full = reinterpret_cast<std::uint64_t*>(ring + Tile::kBarrierOffset);   // chunk landed
   std::uint64_t* const empty = full + kStages;                                                 // chunk read
   std::uint64_t* const slots_full = empty + kStages;                                           // slots written
@@ -181,30 +218,10 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
     const std::int64_t weight_kt_stride = static_cast<std::int64_t>(p.n_tiles) * MarlinTile<BITS, 1>::kWords;
     int stage = 0;
     unsigned phase = 0;
-    int local = 0;  // items of this block so far: slot buffer local % 2
-    for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, ++local) {
-      const MarlinItem it = marlin_item<kRows>(p, item);
-      const int b = local & 1;
-      mbarrier_wait(slots_empty + b, ((local >> 1) & 1) ^ 1u);
-      const int rows = item_rows<Tile>(p, it, tid);  // rows of the item's chunks: block rows (+ tail rows of the next)
-      if (tid == 0) item_row_count[b] = rows;
-      // This thread's pieces: rows tid / 8 + kPieceRowStride·i, piece q; null for padding rows
-      // (zero-filled, never stored). The threads of piece 0 write each row's slot and routing weight.
-      const std::uint16_t* a_src[Tile::kPiecesPerThread];
-#pragma unroll
-      for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
-        const int r = (tid >> 3) + Tile::kPieceRowStride * i;
-        const std::int64_t sid = r < rows ? p.sorted_token_ids[it.row0 + r] : p.num_slots;
-        const bool real = sid >= 0 && sid < p.num_slots;
-        a_src[i] = real ? p.a + (sid / p.top_k) * p.k + 8 * q : nullptr;
-        if (q == 0) {
-          item_slots[kMaxRows * b + r] = real ? static_cast<std::int32_t>(sid) : -1;
-          if (p.topk_weights != nullptr) item_weights[kMaxRows * b + r] = real && it.computes ? p.topk_weights[sid] : 0.0f;
-        }
-      }
-      mbarrier_arrive(slots_full + b);
-      if (!it.computes || rows == 0) continue;  // a non-local expert's rows store zeros; a tail went with the block before
-
+    // Copies item `it`'s chunks into the ring: weights, scales and zero points by bulk copies from
+    // thread 0, the activation pieces of its `rows` rows (src) by cp.async.
+    using Sources = PieceSources<Tile::kPieceOffsets, Tile::kPiecesPerThread>;
+    auto copy_chunks = [&](const MarlinItem& it, int rows, const Sources& src) {
       const int nt0 = it.n_item * Tile::kTileColumns;
       const int columns = min(Tile::kTileColumns, p.n_tiles - nt0);
       const std::uint32_t* const weight = p.qweight + static_cast<std::int64_t>(it.expert) * k_tiles * weight_kt_stride +
@@ -253,9 +270,9 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
 #pragma unroll
         for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
           if (i >= Tile::kBlockPieces && rows <= kRows) break;  // no tail: its chunk rows are never read
-          const bool fill = in_k && a_src[i] != nullptr;
+          const bool fill = in_k && src.real(i);
           copy_async_16_or_zero(st + 16 * chunk_unit((tid >> 3) + Tile::kPieceRowStride * i, q),
-                                fill ? a_src[i] + 16 * kt0 : p.a, fill);
+                                fill ? src.at(i, p.a, kt0) : reinterpret_cast<const uint4*>(p.a), fill);
         }
         cp_async_mbarrier_arrive(full + stage);
         if (++stage == kStages) {
@@ -263,6 +280,48 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
           phase ^= 1u;
         }
       }
+    };
+    // Items: the block's first is blockIdx.x, each later one gridDim.x + the next value of the
+    // counter, which thread 0 takes one item ahead (its latency runs behind the item's copies). Items
+    // differ in cost (an expert tail's items 80 rows, the items of the block it came from nothing),
+    // so a fixed stride would leave the SMs that drew the costly ones running alone at the end.
+    std::int64_t item = blockIdx.x;
+    for (int local = 0;; ++local) {  // local: items of this block so far: slot buffer local % 2
+      const int b = local & 1;
+      mbarrier_wait(slots_empty + b, ((local >> 1) & 1) ^ 1u);
+      if (item >= items) {
+        if (tid == 0) item_row_count[b] = -1;  // the consumers stop here
+        mbarrier_arrive(slots_full + b);
+        break;
+      }
+      unsigned long long ahead = 0;
+      if (tid == 0) ahead = atomicAdd(p.item_counter, 1ull);
+      const MarlinItem it = marlin_item<kRows>(p, item);
+      const int rows = item_rows<Tile>(p, it, tid);  // rows of the item's chunks: block rows (+ tail rows of the next)
+      if (tid == 0) {
+        item_row_count[b] = rows;
+        item_index[b] = item;
+      }
+      // This thread's pieces: rows tid / 8 + kPieceRowStride·i, piece q; padding rows are
+      // zero-filled, never stored. The threads of piece 0 write each row's slot and routing weight.
+      Sources src;
+#pragma unroll
+      for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
+        const int r = (tid >> 3) + Tile::kPieceRowStride * i;
+        const std::int64_t sid = r < rows ? p.sorted_token_ids[it.row0 + r] : p.num_slots;
+        const bool real = sid >= 0 && sid < p.num_slots;
+        src.set(i, p.a, real ? (sid / p.top_k) * (p.k / 8) + q : 0, real);
+        if (q == 0) {
+          item_slots[kMaxRows * b + r] = real ? static_cast<std::int32_t>(sid) : -1;
+          if (p.topk_weights != nullptr) item_weights[kMaxRows * b + r] = real && it.computes ? p.topk_weights[sid] : 0.0f;
+        }
+      }
+      mbarrier_arrive(slots_full + b);
+      // A non-local expert's rows store zeros, and a tail went with the block before: no chunks.
+      if (it.computes && rows > 0) copy_chunks(it, rows, src);
+      if (tid == 0) next_item[b] = gridDim.x + static_cast<std::int64_t>(ahead);
+      barrier_and<Tile::kProducerThreads>(1, true);  // next_item[b] written (barrier 1: the producer's)
+      item = next_item[b];
     }
   } else {
     // A consumer warp: tile column `column` of each item (its groups from group_first on), in the
@@ -377,12 +436,12 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
                                                     [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
       }
     };
-    int local = 0;
-    for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, ++local) {
-      const MarlinItem it = marlin_item<kRows>(p, item);
+    for (int local = 0;; ++local) {  // the producer's items, in its order
       const int b = local & 1;
-      mbarrier_wait(slots_full + b, (local >> 1) & 1);  // this item's slots and rows
+      mbarrier_wait(slots_full + b, (local >> 1) & 1);  // this item's index, slots and rows
       const int rows = item_row_count[b];
+      if (rows < 0) break;
+      const MarlinItem it = marlin_item<kRows>(p, item_index[b]);
       if (Tile::kTailRows > 0 && rows > kRows) {
         run_item.template operator()<Tile::kMaxRows>(it, b);
       } else if (rows > 0) {
@@ -398,6 +457,8 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
 
 template <typename T, int BITS, int ROWS>
 void launch_marlin_wgmma_producer(const MarlinParams& params, cudaStream_t stream) {
+  if (params.item_counter == nullptr) throw std::logic_error("marlin_moe: the producer form needs the item counter");
+  check_cuda(cudaMemsetAsync(params.item_counter, 0, sizeof(unsigned long long), stream), "marlin_moe: item counter");
   auto launch = [&](auto kernel) {
     launch_persistent(kernel, WgmmaProducerTile<BITS, ROWS>::kThreads,
                       params.block_capacity * params.row_groups * params.n_items, params, stream, "marlin_moe",

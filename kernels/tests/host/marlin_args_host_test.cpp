@@ -88,6 +88,22 @@ TEST_F(MarlinMoeErrors, BlockSizeEightNeedsTheSliceWorkspace) {
   EXPECT_EQ(marlin_moe_workspace_bytes(args), 4096 + kMarlinSliceWorkspaceBytes);
 }
 
+TEST_F(MarlinMoeErrors, BlockSizes64And128NeedTheItemCounter) {
+  MarlinMoeArgs args = valid();
+  for (int block : {64, 128}) {
+    args.blocks.block_size = block;
+    args.weights.act_order = false;
+    EXPECT_EQ(marlin_moe_workspace_bytes(args), kMarlinItemCounterBytes) << "block_size " << block;
+    EXPECT_NE(error_of(args).find("workspace_bytes = 0 is too small; this call needs 256"), std::string::npos)
+        << error_of(args);
+    args.weights.act_order = true;  // the counter follows the gathered activations: 8 slots · 256 · 2 = 4096
+    EXPECT_EQ(marlin_moe_workspace_bytes(args), 4096 + kMarlinItemCounterBytes) << "block_size " << block;
+  }
+  args.blocks.block_size = 32;
+  args.weights.act_order = false;
+  EXPECT_EQ(marlin_moe_workspace_bytes(args), 0u);
+}
+
 TEST_F(MarlinMoeErrors, MaxThreadBlocksIsNotNegative) {
   MarlinMoeArgs args = valid();
   args.max_thread_blocks = -1;

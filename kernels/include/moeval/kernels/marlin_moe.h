@@ -130,9 +130,14 @@ struct MarlinMoeArgs {
 // matter (each call tells its own arrivals by a stamp and leaves the words zero).
 constexpr std::size_t kMarlinSliceWorkspaceBytes = std::size_t{4096} * (2048 + 8);
 
+// Workspace of block_size 64 and 128: a counter from which the thread blocks of the Hopper path take
+// their work items (zeroed on the stream before each launch).
+constexpr std::size_t kMarlinItemCounterBytes = 256;
+
 // Workspace bytes: act-order needs the gathered activations, num_slots · K · 2 bytes rounded up to
-// 256; block_size 8 needs kMarlinSliceWorkspaceBytes after them; otherwise 0 (a K split inside a
-// thread block is reduced in shared memory). One workspace serves one call at a time.
+// 256; block_size 8 needs kMarlinSliceWorkspaceBytes after them, block_size 64 and 128
+// kMarlinItemCounterBytes; otherwise 0 (a K split inside a thread block is reduced in shared
+// memory). One workspace serves one call at a time.
 std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args);
 
 // Throws std::invalid_argument for unsupported input, std::runtime_error for CUDA failures.
