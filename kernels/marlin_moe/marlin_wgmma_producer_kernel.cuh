@@ -145,20 +145,26 @@ __device__ inline int item_rows(const MarlinParams& p, const MarlinItem& it, int
     return Tile::kRows;
   } else {
     if (!it.computes || p.block_size != Tile::kRows) return Tile::kRows;
-    auto real = [&](std::int64_t row) {
-      const std::int64_t sid = p.sorted_token_ids[row];
-      return sid >= 0 && sid < p.num_slots;
-    };
+    // Every load first, none behind another (each costs a global-memory latency, and the consumers
+    // wait for this item's rows): guards by index only, the tests after.
+    auto real = [&](std::int32_t sid) { return sid >= 0 && sid < p.num_slots; };
     const std::int64_t block = it.row0 / Tile::kRows;
-    const bool next = block + 1 < marlin_block_count(p) && p.expert_ids[block + 1] == it.expert &&
-                      real(it.row0 + Tile::kRows - 1);
-    const bool prev = block > 0 && p.expert_ids[block - 1] == it.expert && real(it.row0 - 1);
+    const bool has_next = block + 1 < p.block_capacity;  // inside the caller's buffers
+    const bool has_prev = block > 0;
     const int r = Tile::kTailRows + tid;  // a row past the tail, one per thread
     static_assert(Tile::kRows - Tile::kTailRows <= Tile::kProducerThreads);
     const bool in_block = r < Tile::kRows;
-    const bool next_is_tail =
-        barrier_and<Tile::kProducerThreads>(1, !next || !in_block || !real(it.row0 + Tile::kRows + r));
-    const bool own_is_tail = barrier_and<Tile::kProducerThreads>(1, !prev || !in_block || !real(it.row0 + r));
+    const std::int64_t count = *p.num_tokens_post_padded / p.block_size;
+    const std::int32_t expert_next = has_next ? p.expert_ids[block + 1] : -1;
+    const std::int32_t expert_prev = has_prev ? p.expert_ids[block - 1] : -1;
+    const std::int32_t last = p.sorted_token_ids[it.row0 + Tile::kRows - 1];
+    const std::int32_t before = has_prev ? p.sorted_token_ids[it.row0 - 1] : -1;
+    const std::int32_t next_row = has_next && in_block ? p.sorted_token_ids[it.row0 + Tile::kRows + r] : -1;
+    const std::int32_t own_row = in_block ? p.sorted_token_ids[it.row0 + r] : -1;
+    const bool next = has_next && block + 1 < count && expert_next == it.expert && real(last);
+    const bool prev = has_prev && expert_prev == it.expert && real(before);
+    const bool next_is_tail = barrier_and<Tile::kProducerThreads>(1, !next || !real(next_row));
+    const bool own_is_tail = barrier_and<Tile::kProducerThreads>(1, !prev || !real(own_row));
     if (prev && own_is_tail) return 0;
     return next && next_is_tail ? Tile::kMaxRows : Tile::kRows;
   }
@@ -297,6 +303,14 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
       unsigned long long ahead = 0;
       if (tid == 0) ahead = atomicAdd(p.item_counter, 1ull);
       const MarlinItem it = marlin_item<kRows>(p, item);
+      // This thread's rows tid / 8 + kPieceRowStride·i, loaded before item_rows' loads so that both
+      // take one latency (the rows past the block only where they are inside the caller's buffer).
+      std::int32_t row_ids[Tile::kPiecesPerThread];
+#pragma unroll
+      for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
+        const int r = (tid >> 3) + Tile::kPieceRowStride * i;
+        row_ids[i] = r < kRows || it.row0 + r < p.block_capacity * p.block_size ? p.sorted_token_ids[it.row0 + r] : -1;
+      }
       const int rows = item_rows<Tile>(p, it, tid);  // rows of the item's chunks: block rows (+ tail rows of the next)
       if (tid == 0) {
         item_row_count[b] = rows;
@@ -308,7 +322,7 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
 #pragma unroll
       for (int i = 0; i < Tile::kPiecesPerThread; ++i) {
         const int r = (tid >> 3) + Tile::kPieceRowStride * i;
-        const std::int64_t sid = r < rows ? p.sorted_token_ids[it.row0 + r] : p.num_slots;
+        const std::int64_t sid = r < rows ? std::int64_t{row_ids[i]} : p.num_slots;
         const bool real = sid >= 0 && sid < p.num_slots;
         src.set(i, p.a, real ? (sid / p.top_k) * (p.k / 8) + q : 0, real);
         if (q == 0) {
