@@ -12,7 +12,7 @@
 // zero points as kernels/marlin_moe.h states; N = 2I and H must be multiples of 64 there).
 // The workspace holds the align output, the intermediates and, on Marlin weights, what
 // marlin_moe_workspace_bytes asks for: the activations gathered through perm with act-order, the
-// K-slice space with block_size 8 (one region, reused by GEMM2: the GEMMs run in order on one
+// K-slice space with block_size 8, the item counter with 64 and 128 (one region, reused by GEMM2: the GEMMs run in order on one
 // stream); size it with moe_forward_workspace_bytes(args).
 #pragma once
 
@@ -64,7 +64,8 @@ struct MoeForwardArgs {
 // act-order flags; pointers are not read): 256-byte-rounded regions for moe_align's scratch and
 // output, GEMM1's output [M·topk, 2I], silu_and_mul's [M·topk, I], GEMM2's [M·topk, H], and on
 // Marlin weights max(marlin_moe_workspace_bytes of GEMM1, of GEMM2): M·topk·K·2 bytes each with
-// act-order, plus kMarlinSliceWorkspaceBytes with block_size 8.
+// act-order, plus kMarlinSliceWorkspaceBytes with block_size 8 or kMarlinItemCounterBytes with
+// block_size 64 and 128.
 std::size_t moe_forward_workspace_bytes(const MoeForwardArgs& args);
 // The same for WNA16 weights from the shape and block size alone (0 = the heuristic's choice).
 std::size_t moe_forward_workspace_bytes(const MoeLayerShape& shape, int block_size = 0);
