@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <string>
@@ -276,11 +277,15 @@ void add_with_act_order(std::vector<Config>& out, Config c) {
   out.push_back(c);
 }
 
-// `base` with every weight type × group (channelwise, 32, 64, 128) × dtype × GEMM, in that order.
-std::vector<Config> every_format(const Config& base) {
+// `base` with every weight type × group × dtype × GEMM, in that order (by default every type and
+// group: channelwise, 32, 64, 128).
+std::vector<Config> every_format(const Config& base,
+                                 std::initializer_list<WeightType> types = {WeightType::uint4b8, WeightType::uint4,
+                                                                            WeightType::uint8b128, WeightType::uint8},
+                                 std::initializer_list<int> groups = {-1, 32, 64, 128}) {
   std::vector<Config> out;
-  for (WeightType type : {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128, WeightType::uint8}) {
-    for (int group : {-1, 32, 64, 128}) {
+  for (WeightType type : types) {
+    for (int group : groups) {
       for (DType act : {DType::bf16, DType::f16}) {
         for (ProblemKind gemm : {ProblemKind::gemm1, ProblemKind::gemm2}) {
           Config c = base;
@@ -461,7 +466,6 @@ INSTANTIATE_TEST_SUITE_P(Paths, MarlinMoe, ::testing::ValuesIn(paths()), config_
 // the others), 8-bit weights (no tails), and every case also with its blocks' rows shuffled, which
 // moves padding off the blocks' ends and so turns the tails off: the outputs must not change.
 std::vector<Config> expert_tails() {
-  std::vector<Config> out;
   Config base;
   base.path = MarlinMmaPath::wgmma;
   base.warpgroups = 3;
@@ -474,20 +478,7 @@ std::vector<Config> expert_tails() {
   base.inter = 320;
   base.expert_tails = true;
   base.shuffled = true;
-  for (WeightType type : {WeightType::uint4b8, WeightType::uint4}) {
-    for (int group : {-1, 32, 64}) {
-      for (DType act : {DType::bf16, DType::f16}) {
-        for (ProblemKind gemm : {ProblemKind::gemm1, ProblemKind::gemm2}) {
-          Config c = base;
-          c.type = type;
-          c.group = group;
-          c.act = act;
-          c.gemm = gemm;
-          out.push_back(c);
-        }
-      }
-    }
-  }
+  std::vector<Config> out = every_format(base, {WeightType::uint4b8, WeightType::uint4}, {-1, 32, 64});
   Config c = base;
   c.act_order = true;
   out.push_back(c);
