@@ -99,6 +99,8 @@ struct WgmmaProducerTile {
   static_assert(kProducerRegisters >= 56);
   static_assert(kStageBytes % 1024 == 0 && kStages * kStageBytes + kSlotBytes + 8 * kBarriers <= 220 * 1024);
   static_assert(kSlotBytes % 8 == 0 && kPiecesPerThread * kProducerThreads == 8 * kMaxRows);
+  // PieceSources' form: 32-bit offsets where an item can carry a tail; a build with
+  // MOEVAL_PRODUCER_PIECE_POINTERS defined takes pointers everywhere (for A/Bs: docs/bench.md).
 #if defined(MOEVAL_PRODUCER_PIECE_POINTERS)
   static constexpr bool kPieceOffsets = false;
 #else
