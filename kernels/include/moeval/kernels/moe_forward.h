@@ -12,8 +12,8 @@
 // zero points as kernels/marlin_moe.h states; N = 2I and H must be multiples of 64 there).
 // The workspace holds the align output, the intermediates and, on Marlin weights, what
 // marlin_moe_workspace_bytes asks for: the activations gathered through perm with act-order, the
-// K-slice space with block_size 8, the item counter with 64 and 128 (one region, reused by GEMM2: the GEMMs run in order on one
-// stream); size it with moe_forward_workspace_bytes(args).
+// K-slice space with block_size 8, the item counter with 64 and 128 (one region, reused by GEMM2:
+// the GEMMs run in order on one stream); size it with moe_forward_workspace_bytes(args).
 #pragma once
 
 #include <cuda_runtime.h>
