@@ -91,7 +91,7 @@ struct WgmmaProducerTile {
   // fills the next item's while the consumers store this one's), each item's index and rows
   // (item_rows; −1: no item left), the producer's next item, then the barriers.
   static constexpr int kSlotOffset = kStages * kStageBytes;
-  static constexpr int kSlotBytes = 2 * kMaxRows * (4 + 4) + 2 * 8 + 2 * 8 + 2 * 4 + 8;
+  static constexpr int kSlotBytes = 2 * kMaxRows * (4 + 4) + 2 * 8 + 2 * 8 + 2 * 4;  // a multiple of 8, as the barriers need
   static constexpr int kBarrierOffset = kSlotOffset + kSlotBytes;
   static constexpr int kBarriers = 2 * kStages + 4;  // full and empty per stage; slots full and empty per buffer
   static constexpr int kConsumerRegisters = BITS == 4 && ROWS == 128 ? 208 : 224;
@@ -99,41 +99,21 @@ struct WgmmaProducerTile {
   static_assert(kProducerRegisters >= 56);
   static_assert(kStageBytes % 1024 == 0 && kStages * kStageBytes + kSlotBytes + 8 * kBarriers <= 220 * 1024);
   static_assert(kSlotBytes % 8 == 0 && kPiecesPerThread * kProducerThreads == 8 * kMaxRows);
-  // PieceSources' form: 32-bit offsets where an item can carry a tail; a build with
-  // MOEVAL_PRODUCER_PIECE_POINTERS defined takes pointers everywhere (for A/Bs: docs/bench.md).
-#if defined(MOEVAL_PRODUCER_PIECE_POINTERS)
-  static constexpr bool kPieceOffsets = false;
-#else
-  static constexpr bool kPieceOffsets = kTailRows > 0;
-#endif
 };
 
-// Where a producer thread's activation pieces of an item come from. OFFSETS: 16-byte units of A in
-// 32 bits (marlin_moe rejects an A of more than 2^35 − 16 elements on this path) and a bit per real
-// row, half the registers of pointers, which the 56 producer registers of an item with a tail
-// need; else pointers, null for padding rows.
-template <bool OFFSETS, int PIECES>
+// Where a producer thread's activation pieces of an item come from: a pointer per piece, null for
+// padding rows. (32-bit offsets into A, half the registers, were the twelfth session's form for the
+// items with a tail; pointers measured 1–3 % faster on every wgmma cell, with 8–24 bytes of producer
+// spills at item starts: docs/bench.md.)
+template <int PIECES>
 struct PieceSources {
-  std::uint32_t unit[OFFSETS ? PIECES : 1];
-  std::uint32_t real_rows = 0;
-  const uint4* ptr[OFFSETS ? 1 : PIECES];
+  const uint4* ptr[PIECES];
   __device__ void set(int i, const std::uint16_t* a, std::int64_t unit_of_a, bool real) {
-    if constexpr (OFFSETS) {
-      unit[i] = real ? static_cast<std::uint32_t>(unit_of_a) : 0u;
-      real_rows |= static_cast<std::uint32_t>(real) << i;
-    } else {
-      ptr[i] = real ? reinterpret_cast<const uint4*>(a) + unit_of_a : nullptr;
-    }
+    ptr[i] = real ? reinterpret_cast<const uint4*>(a) + unit_of_a : nullptr;
   }
-  __device__ bool real(int i) const {
-    if constexpr (OFFSETS) return ((real_rows >> i) & 1u) != 0;
-    else return ptr[i] != nullptr;
-  }
+  __device__ bool real(int i) const { return ptr[i] != nullptr; }
   // Piece i of K tile kt (2 units a tile), where real(i).
-  __device__ const uint4* at(int i, const std::uint16_t* a, int kt) const {
-    if constexpr (OFFSETS) return reinterpret_cast<const uint4*>(a) + (std::size_t{unit[i]} + 2 * kt);
-    else return ptr[i] + 2 * kt;
-  }
+  __device__ const uint4* at(int i, int kt) const { return ptr[i] + 2 * kt; }
 };
 
 // The rows the items of moe block `it` compute: kRows, kRows + its expert's tail (up to kTailRows
@@ -228,7 +208,7 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
     unsigned phase = 0;
     // Copies item `it`'s chunks into the ring: weights, scales and zero points by bulk copies from
     // thread 0, the activation pieces of its `rows` rows (src) by cp.async.
-    using Sources = PieceSources<Tile::kPieceOffsets, Tile::kPiecesPerThread>;
+    using Sources = PieceSources<Tile::kPiecesPerThread>;
     auto copy_chunks = [&](const MarlinItem& it, int rows, const Sources& src) {
       const int nt0 = it.n_item * Tile::kTileColumns;
       const int columns = min(Tile::kTileColumns, p.n_tiles - nt0);
@@ -280,7 +260,7 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
           if (i >= Tile::kBlockPieces && rows <= kRows) break;  // no tail: its chunk rows are never read
           const bool fill = in_k && src.real(i);
           copy_async_16_or_zero(st + 16 * chunk_unit((tid >> 3) + Tile::kPieceRowStride * i, q),
-                                fill ? src.at(i, p.a, kt0) : reinterpret_cast<const uint4*>(p.a), fill);
+                                fill ? src.at(i, kt0) : reinterpret_cast<const uint4*>(p.a), fill);
         }
         cp_async_mbarrier_arrive(full + stage);
         if (++stage == kStages) {
