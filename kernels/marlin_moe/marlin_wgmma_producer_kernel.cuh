@@ -103,8 +103,8 @@ struct WgmmaProducerTile {
 
 // Where a producer thread's activation pieces of an item come from: a pointer per piece, null for
 // padding rows. (32-bit offsets into A, half the registers, were the twelfth session's form for the
-// items with a tail; pointers measured 1–3 % faster on every wgmma cell, with 8–24 bytes of producer
-// spills at item starts: docs/bench.md.)
+// kernels with tails; pointers measured 1–3 % faster on every 64-row cell, with up to 36 bytes of
+// producer spills at item starts and none in the chunk loop: docs/bench.md.)
 template <int PIECES>
 struct PieceSources {
   const uint4* ptr[PIECES];
