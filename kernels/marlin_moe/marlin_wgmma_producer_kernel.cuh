@@ -142,8 +142,9 @@ __device__ inline int item_rows(const MarlinParams& p, const MarlinItem& it, int
     const std::int32_t last = p.sorted_token_ids[it.row0 + Tile::kRows - 1];
     const std::int32_t before = has_prev ? p.sorted_token_ids[it.row0 - 1] : -1;
     const std::int32_t next_row = has_next && in_block ? p.sorted_token_ids[it.row0 + Tile::kRows + r] : -1;
-    // The caller's row_ids hold these rows too, but reading them here keeps the ids live through
-    // this function: more producer spills, 1.00–1.04 of this load's time (docs/bench.md).
+    // The caller's row_ids hold these rows too; taking them from there keeps the ids live through
+    // this function, which spilled more producer registers and measured 1.00–1.04 of the time with
+    // this load (docs/bench.md).
     const std::int32_t own_row = in_block ? p.sorted_token_ids[it.row0 + r] : -1;
     const bool next = has_next && block + 1 < count && expert_next == it.expert && real(last);
     const bool prev = has_prev && expert_prev == it.expert && real(before);
