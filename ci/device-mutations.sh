@@ -12,6 +12,8 @@
 #       bash ci/device-mutations.sh run
 #       prints one line per mutant (caught / MISSED / NOT RUN) and exits 1 if any was missed or
 #       the baseline failed; logs under $OUT/mutants/.
+#   MOEVAL_MUTANTS_ONLY="name,name" (both steps): only these mutants (and the baseline of their
+#       binaries), e.g. to check new rows without rebuilding every mutant.
 set -uo pipefail
 mode=${1:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,7 +32,19 @@ MUTANTS=(
       if (wk == 0) {§      if (wk == 0) {§sanitize_gpu_tests§Registry/Sanitize.Clean/wna16_moe_racecheck§1§warp 0 sums the split-K partials without waiting for the other warps to write them (shared-memory race)"
   "wgmma-second-warpgroup-columns§kernels/marlin_moe/marlin_wgmma_kernel.cuh§const int warp_column = kGroups == 4 ? warp : warp >> 1;§const int warp_column = kGroups == 4 ? (warp & 3) : warp >> 1;§moeval_kernel_tests§Paths/*_wgmma_wg2§1§the second warpgroup of a two-warpgroup Marlin block computes the first one's tile columns (needs sm_90a)"
   "wgmma-producer-second-consumer-columns§kernels/marlin_moe/marlin_wgmma_producer_kernel.cuh§const int column = (warp >> 2) * Tile::Consumer::kTileColumns§const int column = 0 * Tile::Consumer::kTileColumns§moeval_kernel_tests§Paths/*_wgmma_producer*§1§the second consumer warpgroup of the producer form computes the first one's tile columns (needs sm_90a)"
+  "marlin-zero-interleave§kernels/marlin_moe/marlin_kernel.cuh§    return (zw[0] >> (4 * wg + 16 * h)) & 0xFu;§    return (zw[0] >> (8 * wg + 4 * h)) & 0xFu;§moeval_kernel_tests§Exact/MarlinMoe.MatchesReference/uint4_g*§1§the mma.sync Marlin kernels read 4-bit zero points in plain column order, not the packed interleave (the zero-point loader class)"
+  "marlin-channelwise-scale-order§kernels/marlin_moe/marlin_kernel.cuh§__ldg(row + channelwise_position(col)))§__ldg(row + col))§moeval_kernel_tests§Exact/MarlinMoe.MatchesReference/*_gch_*§1§channelwise Marlin scales read as if unpermuted (the scale-permutation class, in the kernel rather than the packer)"
+  "marlin-tail-of-another-expert§kernels/marlin_moe/marlin_wgmma_producer_kernel.cuh§next = has_next && block + 1 < count && expert_next == it.expert && real(last);§next = has_next && block + 1 < count && real(last);§moeval_kernel_tests§ExpertTails/*§1§the producer form takes the next block's rows along as an expert tail without checking that they are the same expert's (needs sm_90a)"
 )
+# MOEVAL_MUTANTS_ONLY: keep the named mutants only.
+if [[ -n "${MOEVAL_MUTANTS_ONLY:-}" ]]; then
+  kept=()
+  for m in "${MUTANTS[@]}"; do
+    [[ ",$MOEVAL_MUTANTS_ONLY," == *",${m%%§*},"* ]] && kept+=("$m")
+  done
+  (( ${#kept[@]} > 0 )) || { echo "MOEVAL_MUTANTS_ONLY=$MOEVAL_MUTANTS_ONLY names no mutant" >&2; exit 2; }
+  MUTANTS=("${kept[@]}")
+fi
 # Where each test binary lives in the build tree.
 declare -A BINARY_PATH=([multi_gpu_tests]=testbed/tests [large_gpu_tests]=testbed/tests
                         [sanitize_gpu_tests]=testbed/tests [wna16_gpu_tests]=testbed/tests
@@ -55,7 +69,10 @@ stage() {
     mkdir -p "$stage_dir/out/$folder"
     for b in "$@"; do strip --strip-debug -o "$stage_dir/out/$folder/$b" "$build/${BINARY_PATH[$b]}/$b"; done
   }
-  build_into baseline "${!BINARY_PATH[@]}"
+  local binaries=() m
+  for m in "${MUTANTS[@]}"; do binaries+=("$(split "$m" 4)"); done
+  mapfile -t binaries < <(printf '%s\n' "${binaries[@]}" | sort -u)
+  build_into baseline "${binaries[@]}"
   for m in "${MUTANTS[@]}"; do
     local name file old new
     name=$(split "$m" 0); file=$(split "$m" 1); old=$(split "$m" 2); new=$(split "$m" 3)

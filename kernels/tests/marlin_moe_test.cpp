@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../marlin_moe/marlin_params.h"
 #include "device_vector.h"
 #include "moeval/fixtures/cases.h"
 #include "moeval/fixtures/layouts/marlin.h"
@@ -48,6 +49,9 @@ struct Config {
   bool sliced_tail = false;
   // > 0: at most this many thread blocks (max_thread_blocks), so that each runs many items in turn.
   int thread_blocks = 0;
+  // > 0 (the mma.sync thread-block kernel): the smallest thread-block cap under which the call
+  // splits K over this many warps of a block (1, 2 or 4, choose_warps_k); asserted.
+  int warps_k = 0;
   // The routing must give some local expert a last 64-row block of 1..16 rows after a full one (an
   // expert tail that the producer form's 64-row items take along) and some other a longer last
   // block: asserted, so that the case cannot stop covering both when the fixtures change.
@@ -73,6 +77,7 @@ struct Config {
     else if (warpgroups != 0) s += "_wg" + std::to_string(warpgroups);
     if (sliced_tail) s += "_slicedtail";
     if (thread_blocks > 0) s += "_tb" + std::to_string(thread_blocks);
+    if (warps_k > 0) s += "_wk" + std::to_string(warps_k);
     if (shuffled) s += "_shuffled";
     return s;
   }
@@ -241,6 +246,16 @@ void check_case(const Config& config, std::uint64_t seed) {
   }
   d.args.wgmma_warpgroups = config.warpgroups;
   if (config.thread_blocks > 0) d.args.max_thread_blocks = config.thread_blocks;
+  if (config.warps_k > 0) {
+    const int token_tiles = detail::marlin_token_tiles(d.block, config.act_order && !config.k_full);
+    const int row_groups = (d.block + 8 * token_tiles - 1) / (8 * token_tiles);
+    const std::int64_t capacity = d.args.blocks.sorted_capacity / d.block;
+    for (int cap = 1; cap <= 64 && d.args.max_thread_blocks == 0; ++cap) {
+      if (detail::choose_warps_k(d.args, capacity, row_groups, cap) == config.warps_k) d.args.max_thread_blocks = cap;
+    }
+    ASSERT_GT(d.args.max_thread_blocks, 0) << "no thread-block cap splits K over " << config.warps_k << " warps";
+    ASSERT_FALSE(marlin_moe_uses_wgmma(d.args, 0)) << "the case must run the mma.sync thread-block kernel";
+  }
   if (config.warpgroups != 0) {
     ASSERT_EQ(marlin_moe_wgmma_warpgroups(d.args, 0), config.warpgroups) << "the forced warpgroups must run";
   }
@@ -540,6 +555,55 @@ std::vector<Config> slices() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Slices, MarlinMoe, ::testing::ValuesIn(slices()), config_name);
+
+// Every K split of the mma.sync thread-block kernel's activation-chunk items (16, 32, 48 and 64
+// rows): thread blocks capped (warps_k) so that K is split over 1, 2 and 4 warps of a block and each
+// block runs several items in turn, so that its rings and chunk buffers are reused across items.
+// K = 352 is 22 K tiles (chunks of 4 and a last one of 2, 4-bit rounds of 8 and 8-bit rounds of 4,
+// ending in partial ones, split over warps at round boundaries); w2's N = 320 is five tile
+// columns, so the last item across N has warps past N. Bitwise against the fp64 reference: both
+// 4-bit types, 8-bit, act-order over the full K and a K shard (32-row items at block 64), both
+// dtypes.
+std::vector<Config> warp_splits() {
+  std::vector<Config> out;
+  for (int block : {16, 32, 48, 64}) {
+    for (int warps_k : {1, 2, 4}) {
+      Config c;
+      c.path = MarlinMmaPath::mma_sync;
+      c.block = block;
+      c.warps_k = warps_k;
+      c.experts = 4;
+      c.tokens = 120;
+      c.topk = 2;
+      c.hidden = 320;
+      c.inter = 352;
+      c.group = 32;
+      c.gemm = ProblemKind::gemm2;  // N = 320, K = 352
+      out.push_back(c);
+      if (block == 16 || block == 64) {
+        Config z = c;
+        z.type = WeightType::uint4;
+        z.act = DType::f16;
+        out.push_back(z);
+        Config e = c;
+        e.type = WeightType::uint8b128;
+        e.group = -1;
+        e.tier = Tier::bounded;  // fp32 does not hold every 8-bit partial sum of this K exactly
+        out.push_back(e);
+        Config a = c;
+        a.act_order = true;
+        out.push_back(a);
+        a.k_full = false;
+        a.k_shards = 2;
+        a.k_shard_rank = 1;
+        out.push_back(a);
+      }
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(WarpSplits, MarlinMoe, ::testing::ValuesIn(warp_splits()), config_name);
 
 }  // namespace
 }  // namespace moeval::kernels::test
