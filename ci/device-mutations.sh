@@ -57,7 +57,8 @@ stage() {
   local scratch=${MOEVAL_MUTANT_TREE:-/work/scratch-mutants}
   export PATH="/usr/local/cuda/bin:$PATH"
   [[ -d "$scratch" ]] || git -C "$root" worktree add --detach "$scratch" HEAD
-  git -C "$scratch" checkout --detach -q "$(git -C "$root" rev-parse HEAD)"
+  # A stage that stopped half-way (a mutant that did not build) leaves its edit behind: drop it.
+  git -C "$scratch" checkout -q -- . && git -C "$scratch" checkout --detach -q "$(git -C "$root" rev-parse HEAD)"
   local build=${MOEVAL_MUTANT_BUILD:-$scratch/build-mutants}
   [[ -f "$build/build.ninja" ]] || cmake -S "$scratch" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DMOEVAL_WERROR=ON > /dev/null

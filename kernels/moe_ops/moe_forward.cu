@@ -99,17 +99,37 @@ int choose_block_size(const MoeLayerShape& shape) {
   return 64;
 }
 
-// Marlin from 512 tokens per expert on: 128-row blocks, whose items run on the wgmma path's producer
+// Marlin weights have thresholds of their own on p = M·topk / E (in hundredths, exact): B = 8 below
+// 0.9·8, 16 below 1.1·16, 32 below 0.85·32, 64 below 512, else 128. Why they differ from the
+// shape-only ones above: Marlin's 64-row items run on the wgmma path's producer form, which
+// overtook two 32-row blocks long before 1.3·32 per expert; and one 32-row block beats two 16-row
+// ones soon after 16 per expert. Measured on the H200 (each block size forced, same run, Marlin
+// GEMM µs, docs/results/block-size-survey-h200-2026-12-02-b.txt), B = 16 / 32 / 64:
+//   16 per expert (DeepSeek-V3 w13 M = 512, Qwen3-30B-A3B M = 256, Mixtral M = 64): 1747 / 1792 /
+//     2048, 114.5 / 118.8 / 124.7, 256 / 275 / 308;
+//   20 per expert (M = 640, 320, 80): 2193 / 1805 / 2050, 147.8 / 118.7 / 125.1, 278 / 272 / 310;
+//   24 per expert (M = 768, 384, 96): 2508 / 1885 / 2052, 147.2 / 131.4 / 126.0, 320 / 272 / 310;
+//   32 per expert (M = 1024, 512, 128): 3005 / 2613 / 2054, 193.3 / 161.5 / 127.8, 391 / 328 / 308;
+// DeepSeek-V3 w2 alike. The crossings lie near 16.5–19.5 and 24–29.5 per expert; the thresholds sit
+// where the slower choice costs least on these three shapes.
+// From 512 tokens per expert on: 128-row blocks, whose items run on the wgmma path's producer
 // form (each dequantized weight feeds 128 tokens instead of 64). Same-run A/B on the H200, Marlin
 // GEMM, 128 vs 64: Mixtral w13 M = 2048 / 4096 / 8192 (512–2048 per expert) 0.94 / 0.83 / 0.90,
 // Qwen3-30B-A3B w13 M = 8192 (512) 0.95; but at 256 per expert DeepSeek-V3 w13 M = 8192 0.97, w2
-// 1.01, Qwen3 M = 4096 1.04, and 1.2× slower at 64 per expert. WNA16 keeps 64: its kernel ran 2–5 %
-// slower with 128 there. Devices without the wgmma path run 128-row blocks as two 64-row items, so
-// they only pay the padding (at most 127 rows per expert, ≤ 25 % of the rows at 512 per expert).
+// 1.01, Qwen3 M = 4096 1.04, and 1.2× slower at 64 per expert. Devices without the wgmma path run
+// 128-row blocks as two 64-row items, so they only pay the padding (at most 127 rows per expert,
+// ≤ 25 % of the rows at 512 per expert); their 64-row blocks run on mma.sync, whose thresholds
+// were not measured apart. WNA16 keeps the shape-only thresholds: its kernel ran 2–5 % slower with
+// 128 rows, and 2–2.6× slower with 64 than with 32 at 20–32 per expert (same survey).
 int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format) {
-  const int block = choose_block_size(shape);
-  if (format != MoeWeightFormat::marlin) return block;
-  return shape.tokens * shape.topk >= std::int64_t{512} * shape.num_experts ? 128 : block;
+  if (format != MoeWeightFormat::marlin) return choose_block_size(shape);
+  check_shape(shape);
+  const std::int64_t slots = shape.tokens * shape.topk;
+  const std::int64_t e = shape.num_experts;
+  if (slots * 100 < 90 * 8 * e) return 8;
+  if (slots * 100 < 110 * 16 * e) return 16;
+  if (slots * 100 < 85 * 32 * e) return 32;
+  return slots < std::int64_t{512} * e ? 64 : 128;
 }
 
 std::size_t moe_forward_workspace_bytes(const MoeForwardArgs& args) {

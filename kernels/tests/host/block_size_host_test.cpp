@@ -42,22 +42,44 @@ TEST(MoeForwardHost, BlockSizeOnBothSidesOfEveryThreshold) {
   EXPECT_EQ(choose_block_size({1, 7168, 2048, 256, 1}), 8);
 }
 
-// Marlin weights: 128 from 512 tokens per expert on (E = 10, topk = 1: M = 5120 is the threshold);
-// WNA16 weights and the shape-only form keep 64 there.
-TEST(MoeForwardHost, MarlinBlockSizeFromFiveHundredTwelveTokensPerExpert) {
-  const MoeLayerShape below{5119, 256, 128, 10, 1};
+// Marlin weights: 16 from 0.9·8 tokens per expert, 32 from 1.1·16, 64 from 0.85·32, 128 from 512
+// (E = 10, topk = 1: M = 72, 176, 272 and 5120 are the thresholds); WNA16 weights and the
+// shape-only form keep theirs (32 up to 1.3·32 = 41.6 per expert, 64 from there on).
+TEST(MoeForwardHost, MarlinBlockSizeOnBothSidesOfEveryThreshold) {
+  const auto marlin = [](std::int64_t m) { return choose_block_size({m, 256, 128, 10, 1}, MoeWeightFormat::marlin); };
+  struct Edge {
+    std::int64_t below, at;
+    int b, next;
+  };
+  for (const Edge& e : {Edge{71, 72, 8, 16}, Edge{175, 176, 16, 32}, Edge{271, 272, 32, 64}, Edge{5119, 5120, 64, 128}}) {
+    EXPECT_EQ(marlin(e.below), e.b) << "M = " << e.below;
+    EXPECT_EQ(marlin(e.at), e.next) << "M = " << e.at;
+  }
+  for (std::int64_t m = 1; m <= 6000; ++m) EXPECT_NE(marlin(m), 48) << "M = " << m;
+  EXPECT_EQ(marlin(1'000'000), 128);
+  // Where the formats part: 17.6–20.8 per expert (32 vs 16) and 27.2–41.6 (64 vs 32), and from 512.
   const MoeLayerShape at{5120, 256, 128, 10, 1};
-  EXPECT_EQ(choose_block_size(below, MoeWeightFormat::marlin), 64);
-  EXPECT_EQ(choose_block_size(at, MoeWeightFormat::marlin), 128);
   EXPECT_EQ(choose_block_size(at, MoeWeightFormat::wna16), 64);
   EXPECT_EQ(choose_block_size(at), 64);
-  EXPECT_EQ(choose_block_size({2048, 4096, 14336, 8, 2}, MoeWeightFormat::marlin), 128);  // Mixtral: 512 per expert
-  EXPECT_EQ(choose_block_size({4096, 7168, 2048, 256, 8}, MoeWeightFormat::marlin), 64);  // DeepSeek-V3: 128
-  // Below 64 the formats agree.
-  for (std::int64_t m : {1, 71, 72, 207, 208, 415, 416}) {
-    const MoeLayerShape s{m, 256, 128, 10, 1};
-    EXPECT_EQ(choose_block_size(s, MoeWeightFormat::marlin), choose_block_size(s)) << "M = " << m;
+  for (std::int64_t m : {176, 207}) {
+    EXPECT_EQ(choose_block_size({m, 256, 128, 10, 1}, MoeWeightFormat::wna16), 16) << "M = " << m;
+    EXPECT_EQ(marlin(m), 32) << "M = " << m;
   }
+  for (std::int64_t m : {272, 415}) {
+    EXPECT_EQ(choose_block_size({m, 256, 128, 10, 1}, MoeWeightFormat::wna16), 32) << "M = " << m;
+    EXPECT_EQ(marlin(m), 64) << "M = " << m;
+  }
+  for (std::int64_t m : {1, 71, 72, 175}) {
+    const MoeLayerShape s{m, 256, 128, 10, 1};
+    EXPECT_EQ(marlin(m), choose_block_size(s)) << "M = " << m;
+  }
+  // The bench's shapes at the survey's token counts: 20 and 24 per expert → 32, 32 → 64.
+  EXPECT_EQ(choose_block_size({640, 7168, 2048, 256, 8}, MoeWeightFormat::marlin), 32);   // DeepSeek-V3: 20
+  EXPECT_EQ(choose_block_size({384, 2048, 768, 128, 8}, MoeWeightFormat::marlin), 32);    // Qwen3-30B-A3B: 24
+  EXPECT_EQ(choose_block_size({128, 4096, 14336, 8, 2}, MoeWeightFormat::marlin), 64);    // Mixtral: 32
+  EXPECT_EQ(choose_block_size({512, 7168, 2048, 256, 8}, MoeWeightFormat::marlin), 16);   // DeepSeek-V3: 16
+  EXPECT_EQ(choose_block_size({2048, 4096, 14336, 8, 2}, MoeWeightFormat::marlin), 128);  // Mixtral: 512
+  EXPECT_EQ(choose_block_size({4096, 7168, 2048, 256, 8}, MoeWeightFormat::marlin), 64);  // DeepSeek-V3: 128
 }
 
 TEST(MoeAlignHost, CapacitiesAreTheWorstCaseAndRejectOverflow) {

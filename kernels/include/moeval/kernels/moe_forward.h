@@ -3,11 +3,12 @@
 //   align(topk_ids, B) → GEMM1 (w13: K = H, N = 2I, top_k = topk, no routing weight)
 //   → silu_and_mul → GEMM2 (w2: K = I, N = H, top_k = 1, × topk_weights) → topk_combine.
 // Output out [M, H] = round16(Σ_j round16(w_j · y_{e_j})) as the stages above define it.
-// Block size heuristic (when block_size = 0), on p = M·topk / E tokens per expert: 8 for p < 7.2,
-// 16 for p < 20.8, 32 for p < 41.6, else 64 — so a block holds about the tokens one expert receives
-// (decode: 8; a little more than a block's worth goes to two smaller blocks rather than one
-// mostly-padding larger one, measured faster) and padding stays below E·(B-1) rows; on Marlin
-// weights 128 from p = 512 on (the wgmma producer form's 128-row items). Both GEMMs run on one weight format, chosen by
+// Block size heuristic (when block_size = 0), on p = M·topk / E tokens per expert: on WNA16 weights
+// 8 for p < 7.2, 16 for p < 20.8, 32 for p < 41.6, else 64 — so a block holds about the tokens one
+// expert receives (decode: 8; a little more than a block's worth goes to two smaller blocks rather
+// than one mostly-padding larger one, measured faster) and padding stays below E·(B-1) rows; on
+// Marlin weights 8 for p < 7.2, 16 for p < 17.6, 32 for p < 27.2, 64 for p < 512, else 128 (the
+// wgmma producer form's 64- and 128-row items). Both GEMMs run on one weight format, chosen by
 // `format`: wna16_moe on Wna16Weights, or marlin_moe on MarlinMoeWeights (act-order, is_k_full,
 // zero points as kernels/marlin_moe.h states; N = 2I and H must be multiples of 64 there).
 // The workspace holds the align output, the intermediates and, on Marlin weights, what
@@ -36,7 +37,7 @@ struct MoeLayerShape {
 };
 
 // The block size moe_forward uses for this shape when none is given (documented above): this one
-// for WNA16 weights; Marlin weights take 128 instead from 512 tokens per expert on.
+// for WNA16 weights; Marlin weights have thresholds of their own.
 int choose_block_size(const MoeLayerShape& shape);
 int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format);
 
