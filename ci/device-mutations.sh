@@ -7,7 +7,7 @@
 #   here (no GPU, ~20 min on 2 cores):  bash ci/device-mutations.sh stage
 #       builds in a scratch worktree of HEAD (MOEVAL_MUTANT_TREE, default /work/scratch-mutants; build
 #       folder MOEVAL_MUTANT_BUILD, default build-mutants in it) and writes
-#       .mutants/mutants.tgz (git-ignored) — commit first: uncommitted changes are not in it.
+#       .mutants/mutants.txz (git-ignored) — commit first: uncommitted changes are not in it.
 #   device, one call, kind nvidia-h200-x2 (two mutants need two GPUs), carry [".mutants"]:
 #       bash ci/device-mutations.sh run
 #       prints one line per mutant (caught / MISSED / NOT RUN) and exits 1 if any was missed or
@@ -95,14 +95,16 @@ PY
     grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*|libcublas[^/]*|libcudart[^/]*)\.so' |
     xargs -r -I{} cp -L {} "$stage_dir/out/lib/"
   git -C "$scratch" rev-parse HEAD > "$stage_dir/out/commit"  # what was built (HEAD may move meanwhile)
-  tar -C "$stage_dir/out" -czf "$stage_dir/mutants.tgz" . && rm -rf "$stage_dir/out"
-  echo "staged $(du -h "$stage_dir/mutants.tgz" | cut -f1) in .mutants/mutants.tgz (commit $(git -C "$scratch" rev-parse --short HEAD))"
+  # Only 64 MiB travel to the device: one solid xz archive finds the kernels' device code repeated
+  # across the binaries (six test binaries of 36 MB: 71 MB as gzip, 29 MB as xz -9).
+  tar -C "$stage_dir/out" -cf - . | xz -9 -T1 > "$stage_dir/mutants.txz" && rm -rf "$stage_dir/out"
+  echo "staged $(du -h "$stage_dir/mutants.txz" | cut -f1) in .mutants/mutants.txz (commit $(git -C "$scratch" rev-parse --short HEAD))"
 }
 
 run() {
   local out=${OUT:-$stage_dir/log}/mutants work="$stage_dir/run"
   mkdir -p "$out" && rm -rf "$work" && mkdir -p "$work"
-  tar -C "$work" -xzf "$stage_dir/mutants.tgz"
+  tar -C "$work" -xJf "$stage_dir/mutants.txz"
   export LD_LIBRARY_PATH="$work/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
   command -v compute-sanitizer > /dev/null || export PATH="$PATH:/usr/local/cuda/bin"
   local gpus status=0 ran=0
