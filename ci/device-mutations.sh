@@ -129,6 +129,11 @@ run() {
       printf '%-26s NOT RUN (needs %s GPUs)  %s\n' "$name" "$needs" "$what"
       continue
     fi
+    if [[ ! -x "$work/$name/$binary" ]]; then  # a missing binary would "fail" its tests: not a catch
+      printf '%-26s NOT RUN (not staged: stage and run with the same MOEVAL_MUTANTS_ONLY)  %s\n' "$name" "$what"
+      status=1
+      continue
+    fi
     timeout 300 "$work/$name/$binary" --gtest_filter="$filter" > "$log" 2>&1
     local rc=$?
     ran=$((ran + 1))
