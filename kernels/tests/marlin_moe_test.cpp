@@ -561,9 +561,9 @@ INSTANTIATE_TEST_SUITE_P(Slices, MarlinMoe, ::testing::ValuesIn(slices()), confi
 // block runs several items in turn, so that its rings and chunk buffers are reused across items.
 // K = 352 is 22 K tiles (chunks of 4 and a last one of 2, 4-bit rounds of 8 and 8-bit rounds of 4,
 // ending in partial ones, split over warps at round boundaries); w2's N = 320 is five tile
-// columns, so the last item across N has warps past N. Bitwise against the fp64 reference: both
-// 4-bit types, 8-bit, act-order over the full K and a K shard (32-row items at block 64), both
-// dtypes.
+// columns, so the last item across N has warps past N. Against the fp64 reference, bitwise (the
+// 8-bit cases under the bounded tier): both 4-bit types, 8-bit, act-order over the full K and a K
+// shard (32-row items at block 64), both dtypes.
 std::vector<Config> warp_splits() {
   std::vector<Config> out;
   for (int block : {16, 32, 48, 64}) {
