@@ -79,9 +79,22 @@ void check_shape(const MoeLayerShape& s) {
   }
 }
 
+// The block size of `shape` from three thresholds on p = M·topk / E, in hundredths of a token per
+// expert so that they are exact: 8 below the first, 16 below the second, 32 below the third, else
+// 64.
+int block_below_thresholds(const MoeLayerShape& shape, std::int64_t to16, std::int64_t to32, std::int64_t to64) {
+  check_shape(shape);
+  const std::int64_t hundredths = shape.tokens * shape.topk * 100;  // 100·p·E
+  const std::int64_t e = shape.num_experts;
+  if (hundredths < to16 * e) return 8;
+  if (hundredths < to32 * e) return 16;
+  if (hundredths < to64 * e) return 32;
+  return 64;
+}
+
 }  // namespace
 
-// Thresholds on p = M·topk / E, in tenths so that they are exact: B = 8 below 0.9·8, 16 below
+// Thresholds on p = M·topk / E: B = 8 below 0.9·8, 16 below
 // 1.3·16, 32 below 1.3·32, else 64. Why 1.3 above 8: one block of 32 rows for ~16 tokens (or 48
 // for ~32) was slower than two of 16 (of 32) on both GEMMs, H200 same run, Marlin / WNA16:
 // Qwen3-30B-A3B w13 M = 256 (16 per expert) 134.6 → 122.7 / 186.7 → 163.4 µs; Mixtral w13 M = 64
@@ -90,16 +103,10 @@ void check_shape(const MoeLayerShape& s) {
 // ±3 %. But 8 rows for 8 tokens per expert, not 16, was slower (DeepSeek-V3 w13 M = 256: 1425 →
 // 1592 µs). 48 is not picked (still accepted when given).
 int choose_block_size(const MoeLayerShape& shape) {
-  check_shape(shape);
-  const std::int64_t tenths = shape.tokens * shape.topk * 10;  // 10·p·E
-  const std::int64_t e = shape.num_experts;
-  if (tenths < 9 * 8 * e) return 8;
-  if (tenths < 13 * 16 * e) return 16;
-  if (tenths < 13 * 32 * e) return 32;
-  return 64;
+  return block_below_thresholds(shape, 90 * 8, 130 * 16, 130 * 32);
 }
 
-// Marlin weights have thresholds of their own on p = M·topk / E (in hundredths, exact): B = 8 below
+// Marlin weights have thresholds of their own on p = M·topk / E: B = 8 below
 // 0.9·8, 16 below 1.1·16, 32 below 0.85·32, 64 below 512, else 128. Why they differ from the
 // shape-only ones above: Marlin's 64-row items run on the wgmma path's producer form, which
 // overtook two 32-row blocks long before 1.3·32 per expert; and one 32-row block beats two 16-row
@@ -123,13 +130,8 @@ int choose_block_size(const MoeLayerShape& shape) {
 // 128 rows, and 2–2.6× slower with 64 than with 32 at 20–32 per expert (same survey).
 int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format) {
   if (format != MoeWeightFormat::marlin) return choose_block_size(shape);
-  check_shape(shape);
-  const std::int64_t slots = shape.tokens * shape.topk;
-  const std::int64_t e = shape.num_experts;
-  if (slots * 100 < 90 * 8 * e) return 8;
-  if (slots * 100 < 110 * 16 * e) return 16;
-  if (slots * 100 < 85 * 32 * e) return 32;
-  return slots < std::int64_t{512} * e ? 64 : 128;
+  const int block = block_below_thresholds(shape, 90 * 8, 110 * 16, 85 * 32);
+  return shape.tokens * shape.topk >= std::int64_t{512} * shape.num_experts ? 128 : block;
 }
 
 std::size_t moe_forward_workspace_bytes(const MoeForwardArgs& args) {
