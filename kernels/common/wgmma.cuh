@@ -1,6 +1,6 @@
 // Internal: Hopper's warpgroup-level asynchronous MMA (wgmma, sm_90a only) — the fences, commit and
-// wait of its pipeline, the shared-memory matrix descriptor, and the two m64nNk16 shapes the Marlin
-// GEMM issues, with A from registers and B from shared memory.
+// wait of its pipeline, the shared-memory matrix descriptor, and the m64nNk16 shapes the Marlin GEMM
+// issues (N = 16, 32, 64, 80, 128 token rows), with A from registers and B from shared memory.
 //
 // Operand layouts (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): with A in
 // registers, warp w of the warpgroup holds A rows 16w .. 16w + 15 in the fragment layout of
@@ -43,6 +43,10 @@ __device__ inline std::uint64_t wgmma_sw128_descriptor(unsigned start_address) {
 // D[64 × N] += A[64 × 16] · B[16 × N]: fp32 accumulators, f16 or bf16 operands, A from registers,
 // B K-major in shared memory. The PTX differs between the two types only in the type names, so
 // each shape's statement is written once, with the type as a string literal.
+#define MOEVAL_WGMMA_D0_7 \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define MOEVAL_WGMMA_D8_15 \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
 #define MOEVAL_WGMMA_D0_31 \
     "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
     "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
@@ -55,6 +59,8 @@ __device__ inline std::uint64_t wgmma_sw128_descriptor(unsigned start_address) {
     "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 #define MOEVAL_WGMMA_D32_39 \
     "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+#define MOEVAL_WGMMA_REGS_8 "%0,%1,%2,%3,%4,%5,%6,%7"
+#define MOEVAL_WGMMA_REGS_16 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15"
 #define MOEVAL_WGMMA_REGS_32 \
   "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
   "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
@@ -75,6 +81,27 @@ __device__ inline std::uint64_t wgmma_sw128_descriptor(unsigned start_address) {
                : __VA_ARGS__                                                                                   \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc)                                      \
                : "memory")
+
+// Items of 16 and 32 rows (block_size 16 and 32).
+template <typename T>
+__device__ inline void wgmma_m64n16k16(float (&d)[8], const std::uint32_t (&a)[4], std::uint64_t b_desc) {
+  if constexpr (std::is_same_v<T, __half>) {
+    MOEVAL_WGMMA_RS("m64n16k16", "f16", MOEVAL_WGMMA_REGS_8, "%8,%9,%10,%11", "%12", MOEVAL_WGMMA_D0_7);
+  } else {
+    MOEVAL_WGMMA_RS("m64n16k16", "bf16", MOEVAL_WGMMA_REGS_8, "%8,%9,%10,%11", "%12", MOEVAL_WGMMA_D0_7);
+  }
+}
+
+template <typename T>
+__device__ inline void wgmma_m64n32k16(float (&d)[16], const std::uint32_t (&a)[4], std::uint64_t b_desc) {
+  if constexpr (std::is_same_v<T, __half>) {
+    MOEVAL_WGMMA_RS("m64n32k16", "f16", MOEVAL_WGMMA_REGS_16, "%16,%17,%18,%19", "%20", MOEVAL_WGMMA_D0_7,
+                    MOEVAL_WGMMA_D8_15);
+  } else {
+    MOEVAL_WGMMA_RS("m64n32k16", "bf16", MOEVAL_WGMMA_REGS_16, "%16,%17,%18,%19", "%20", MOEVAL_WGMMA_D0_7,
+                    MOEVAL_WGMMA_D8_15);
+  }
+}
 
 template <typename T>
 __device__ inline void wgmma_m64n64k16(float (&d)[32], const std::uint32_t (&a)[4], std::uint64_t b_desc) {
@@ -112,18 +139,26 @@ __device__ inline void wgmma_m64n128k16(float (&d)[64], const std::uint32_t (&a)
 #undef MOEVAL_WGMMA_REGS_64
 #undef MOEVAL_WGMMA_REGS_40
 #undef MOEVAL_WGMMA_REGS_32
+#undef MOEVAL_WGMMA_REGS_16
+#undef MOEVAL_WGMMA_REGS_8
 #undef MOEVAL_WGMMA_D32_63
 #undef MOEVAL_WGMMA_D32_39
 #undef MOEVAL_WGMMA_D0_31
+#undef MOEVAL_WGMMA_D8_15
+#undef MOEVAL_WGMMA_D0_7
 
 template <typename T, int N>
 __device__ inline void wgmma_m64k16(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t b_desc) {
-  if constexpr (N == 64) {
+  if constexpr (N == 16) {
+    wgmma_m64n16k16<T>(d, a, b_desc);
+  } else if constexpr (N == 32) {
+    wgmma_m64n32k16<T>(d, a, b_desc);
+  } else if constexpr (N == 64) {
     wgmma_m64n64k16<T>(d, a, b_desc);
   } else if constexpr (N == 80) {
     wgmma_m64n80k16<T>(d, a, b_desc);
   } else {
-    static_assert(N == 128, "the Marlin GEMM issues N = 64, 80 or 128");
+    static_assert(N == 128, "the Marlin GEMM issues N = 16, 32, 64, 80 or 128");
     wgmma_m64n128k16<T>(d, a, b_desc);
   }
 }

@@ -54,9 +54,11 @@ void check_weights(const MarlinMoeWeights& w, const GemmNK& s) {
   }
 }
 
-// The wgmma path runs 64-row work items: block_size 64 or 128 without a K shard.
+// The wgmma path runs whole blocks of 16 or 32 rows and 64-row items: block_size 16, 32, 64 or 128
+// without a K shard (whose blocks of 64 and 128 run 32-row groups on mma.sync).
 bool wgmma_item_shape(const MarlinMoeArgs& args) {
-  return detail::marlin_token_tiles(args.blocks.block_size, k_shard(args.weights)) == 8;
+  const int block = args.blocks.block_size;
+  return !k_shard(args.weights) && (block == 16 || block == 32 || block == 64 || block == 128);
 }
 
 void check_arguments(const MarlinMoeArgs& args) {
@@ -81,8 +83,8 @@ void check_arguments(const MarlinMoeArgs& args) {
   }
   if (args.mma_path == MarlinMmaPath::wgmma && is_supported_block_size(args.blocks.block_size) &&
       !wgmma_item_shape(args)) {
-    reject("mma_path = wgmma runs 64-row work items only: block_size 64 or 128 without a K shard (act-order with "
-           "is_k_full = false); here block_size = " + str(args.blocks.block_size) + (k_shard(w) ? " with a K shard" : ""));
+    reject("mma_path = wgmma runs block_size 16, 32, 64 or 128 without a K shard (act-order with is_k_full = false); "
+           "here block_size = " + str(args.blocks.block_size) + (k_shard(w) ? " with a K shard" : ""));
   }
   if (args.max_thread_blocks < 0) reject("max_thread_blocks = " + str(args.max_thread_blocks) + "; must be ≥ 0 (0: no cap)");
   if (args.wgmma_warpgroups < 0 || args.wgmma_warpgroups > detail::kWgmmaProducerForm) {
@@ -134,13 +136,19 @@ void check_arguments(const MarlinMoeArgs& args) {
 
 // Why the wgmma path cannot take this call on `device`, or empty when it can.
 std::string wgmma_unavailable(const MarlinMoeArgs& args, int device) {
-  if (!wgmma_item_shape(args)) return "it runs 64-row work items only";
+  if (!wgmma_item_shape(args)) return "it runs block_size 16, 32, 64 or 128 without a K shard only";
   return detail::wgmma_unavailable_on(device);
 }
 
-// `unavailable`: wgmma_unavailable(args, device).
+// `unavailable`: wgmma_unavailable(args, device). The automatic path leaves 16-row items (block_size
+// 16) on mma.sync: their K loop is bound by the dequantization either way (the wgmma one alone runs
+// at ~250 TFLOP/s on the H200, against 440 with 32-row and 570 with 64-row items), and forced,
+// same run, wgmma measured 0.98–1.02× the mma.sync time on DeepSeek-V3 w13/w2 and Mixtral w13 at
+// M = 64–1024 and 1.05–1.10× on Qwen3-30B-A3B M = 64–192 (docs/results/ab-h200-2026-12-02-h.txt).
+// 32-row items gain: 0.81–0.85× on every cell of those four shapes.
 bool uses_wgmma(const MarlinMoeArgs& args, const std::string& unavailable) {
-  return args.mma_path != MarlinMmaPath::mma_sync && unavailable.empty();
+  if (args.mma_path == MarlinMmaPath::mma_sync || !unavailable.empty()) return false;
+  return args.mma_path == MarlinMmaPath::wgmma || args.blocks.block_size != 16;
 }
 
 // moe_align's blocks this call expects (the binomial mean, rounded up, within the capacity).
@@ -166,7 +174,7 @@ int sm_count(int device) {
 
 namespace detail {
 
-// Warpgroups per thread block of a wgmma call (block_size 64 or 128): the producer form
+// Warpgroups per thread block of a wgmma call: one for block_size 16 and 32; for 64 and 128 the producer form
 // (kWgmmaProducerForm: a warpgroup that only copies and two that multiply) wherever the zero points,
 // if any, are 16-byte aligned for its bulk copies. Same-run A/B on the H200 (forced, same binary,
 // docs/bench.md), against one warpgroup: DeepSeek-V3 w13 M = 2048 / 4096 / 8192 0.95 / 0.91 / 0.93,
@@ -183,6 +191,7 @@ namespace detail {
 // a lone thread block has its SM to itself and runs faster. Long K and many rounds make both small.
 int choose_wgmma_warpgroups(const MarlinMoeArgs& args, std::int64_t block_capacity, int sms) {
   if (args.wgmma_warpgroups != 0) return args.wgmma_warpgroups;
+  if (args.blocks.block_size < 64) return 1;  // 16- and 32-row items have the one form
   if (aligned(args.weights.zeros, 16)) return kWgmmaProducerForm;
   if (args.blocks.block_size != 64 || args.shape.k < 4096) return 1;
   std::int64_t blocks_on = sms;
@@ -423,11 +432,11 @@ void marlin_moe(const MarlinMoeArgs& args) {
   p.group_tile_mask = p.channelwise ? 0x7FFFFFFF : (1 << p.group_tile_shift) - 1;
   p.num_experts = w.num_experts;
   p.block_size = block_size;
-  const int wgmma_rows = block_size == 128 ? 128 : 64;
+  const int wgmma_rows = block_size <= 32 ? block_size : block_size == 128 ? 128 : 64;
   const int wgmma_warpgroups = wgmma ? detail::choose_wgmma_warpgroups(args, p.block_capacity, sms) : 0;
   if (wgmma) {
-    // Items are whole blocks of 64 or 128 rows across 4 or 2 Marlin tile columns per warpgroup; the
-    // warps move through K together (no K split inside a thread block).
+    // Items are whole blocks of 16 to 128 rows across 4 (2 for 128 rows) Marlin tile columns per
+    // warpgroup; the warps move through K together (no K split inside a thread block).
     const int columns = detail::wgmma_tile_columns(wgmma_rows, wgmma_warpgroups);
     p.row_groups = 1;
     p.warps_k = 1;

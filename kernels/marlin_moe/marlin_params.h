@@ -109,17 +109,17 @@ SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, in
 template <typename T, int BITS>
 void launch_marlin(const MarlinParams& params, int token_tiles, bool k_shard, cudaStream_t stream);
 
-// The wgmma path (sm_90a) for items of `rows` = 64 or 128 tokens (the block size) on `warpgroups`
-// warpgroups per thread block (2 or the producer form's 3 only with 64 rows): warps_k = 1,
-// row_groups = 1, n_items = ⌈n_tiles / wgmma_tile_columns(rows, warpgroups)⌉; symmetric or
-// zero-point mode from params.zeros.
+// The wgmma path (sm_90a) for items of `rows` = 16, 32, 64 or 128 tokens (the block size) on
+// `warpgroups` warpgroups per thread block (2 only with 64 rows, the producer form's 3 with 64 or
+// 128): warps_k = 1, row_groups = 1, n_items = ⌈n_tiles / wgmma_tile_columns(rows, warpgroups)⌉;
+// symmetric or zero-point mode from params.zeros.
 // Defined only in builds with MOEVAL_HAVE_WGMMA (kernels/CMakeLists.txt).
 template <typename T, int BITS>
 void launch_marlin_wgmma(const MarlinParams& params, int rows, int warpgroups, cudaStream_t stream);
 // wgmma_warpgroups of the producer form (64-row items): a producer warpgroup and two consumers.
 constexpr int kWgmmaProducerForm = 3;
-// Marlin tile columns of one wgmma item: per warpgroup that multiplies 4 for 64 rows (a warp per
-// column, all 4 groups), 2 for 128 rows (two warps per column, 2 groups each: the same 128
+// Marlin tile columns of one wgmma item: per warpgroup that multiplies 4 for 16 to 64 rows (a warp
+// per column, all 4 groups), 2 for 128 rows (two warps per column, 2 groups each: the same 128
 // accumulators per thread); the producer form's two consumers take 8.
 constexpr int wgmma_tile_columns(int rows, int warpgroups) {
   return (rows == 128 ? 2 : 4) * (warpgroups == kWgmmaProducerForm ? 2 : warpgroups);

@@ -1,4 +1,4 @@
-// Internal: the Marlin MoE GEMM's Hopper path for moe blocks of 64 and 128 rows: asynchronous
+// Internal: the Marlin MoE GEMM's Hopper path for moe blocks of 16 to 128 rows: asynchronous
 // warpgroup MMAs (wgmma, sm_90a) with the dequantized weights as the register operand.
 //
 // Why Marlin tiles feed wgmma unchanged: wgmma.m64nNk16 with A in registers takes, in each warp of
@@ -11,6 +11,8 @@
 // Work item = (moe block, N item); the thread block is one warpgroup (WGS = 1) or two (WGS = 2,
 // 64-row items only), and each warp owns kGroups 16-column groups of one Marlin tile column per K
 // tile and issues one m64nROWSk16 per group:
+//   ROWS = 16, 32 (block_size 16, 32): as 64 rows with WGS = 1, m64n16k16 / m64n32k16; the
+//                                smaller accumulators let 4 / 3 thread blocks share an SM.
 //   ROWS = 64  (block_size 64):  warp w: tile column 4·WGS·n_item + w, all 4 groups; 4 MMAs per K
 //                                tile. With WGS = 2 the second warpgroup takes the next 4 columns
 //                                and both read the same activation chunks: one block per SM copies
@@ -18,7 +20,7 @@
 //   ROWS = 128 (block_size 128): warp w: tile column 2·n_item + w / 2, groups 2·(w % 2) + {0, 1};
 //                                2 MMAs of twice the N per K tile: each dequantized weight feeds 128
 //                                tokens instead of 64, which halves the dequantization per MMA.
-// Both keep 128 fp32 accumulators per thread (kGroups × ROWS / 2). The host picks the form
+// 64 and 128 rows keep 128 fp32 accumulators per thread (kGroups × ROWS / 2). The host picks the form
 // (choose_wgmma_warpgroups in marlin_moe.cu): the producer form of marlin_wgmma_producer_kernel.cuh,
 // which shares this file's per-tile code, wherever it can run, else WGS = 2 for long K and many
 // rounds of items and WGS = 1 otherwise.
@@ -63,11 +65,16 @@ namespace moeval::kernels::detail {
 
 template <int BITS, int ROWS, int WGS = 1>
 struct WgmmaTile {
-  static_assert(ROWS == 64 || ROWS == 128);
+  static_assert(ROWS == 16 || ROWS == 32 || ROWS == 64 || ROWS == 128);
   static_assert(WGS == 1 || (WGS == 2 && ROWS == 64), "two warpgroups run 64-row items only");
   static constexpr int kRows = ROWS;                     // tokens per item: the N of m64nNk16
   static constexpr int kThreads = 128 * WGS;             // WGS warpgroups sharing the activation chunks
-  static constexpr int kGroups = ROWS == 64 ? 4 : 2;     // 16-column groups per warp and K tile
+  static constexpr int kGroups = ROWS == 128 ? 2 : 4;    // 16-column groups per warp and K tile
+  // Thread blocks per SM (launch bounds): the accumulators (kGroups × ROWS / 2 per thread) set the
+  // registers, so 16-row items run 4 blocks (32 accumulators), 32-row items 3 (64), the rest 2 / WGS
+  // (128). 8-bit items one block fewer at 16 and 32 rows: at 128 and 168 registers their zero-point
+  // instances spilled 248 and 176 bytes (ptxas, sm_90a).
+  static constexpr int kBlocksPerSm = ROWS == 16 ? (BITS == 4 ? 4 : 3) : ROWS == 32 ? (BITS == 4 ? 3 : 2) : 2 / WGS;
   static constexpr int kTileColumns = kGroups * WGS;     // Marlin tile columns per item
   static constexpr int kStages = 8;                      // K tiles in flight (only 8 warps per SM here)
   static constexpr int kChunkTiles = 4;                  // one 128-byte line of k per row
@@ -205,12 +212,14 @@ __device__ inline void marlin_wgmma_tile(float (&acc)[WgmmaTile<BITS, ROWS>::kGr
   marlin_wgmma_tile_words<T, BITS, ROWS>(acc, frag, w, gp, b_address);
 }
 
-// Two thread blocks per SM of one warpgroup, or one of two: 128 accumulators per thread leave room
-// for no third warpgroup (measured: 64-row items over 2 tile columns, 64 accumulators and 3 blocks
-// per SM, ran 1.2–1.3× slower on the H200).
+// 64- and 128-row items: two thread blocks per SM of one warpgroup, or one of two: 128 accumulators
+// per thread leave room for no third warpgroup (measured: 64-row items over 2 tile columns, 64
+// accumulators and 3 blocks per SM, ran 1.2–1.3× slower on the H200). 16- and 32-row items: 4 and 3
+// (WgmmaTile::kBlocksPerSm).
 // ROUND_GROUPS: a group is one K round (marlin_round_groups), so groups start at s = 0 only.
 template <typename T, int BITS, int ROWS, int WGS, QuantMode MODE, bool ROUND_GROUPS>
-__global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, 2 / WGS) marlin_wgmma_kernel(const MarlinParams p) {
+__global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTile<BITS, ROWS, WGS>::kBlocksPerSm)
+    marlin_wgmma_kernel(const MarlinParams p) {
   static_assert(MODE != QuantMode::k_shard, "the K-shard path runs 32-row items on mma.sync");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tile = WgmmaTile<BITS, ROWS, WGS>;

@@ -16,7 +16,9 @@ std::string marlin_wgmma_k_loop_unavailable(int device) { return detail::wgmma_u
 
 double marlin_wgmma_k_loop_rate(const MarlinWgmmaRateArgs& args) {
   auto reject = [](const std::string& what) { throw std::invalid_argument("marlin_wgmma_k_loop_rate: " + what); };
-  if (args.rows != 64 && args.rows != 128) reject("rows = " + std::to_string(args.rows) + "; allowed 64 or 128");
+  if (args.rows != 16 && args.rows != 32 && args.rows != 64 && args.rows != 128) {
+    reject("rows = " + std::to_string(args.rows) + "; allowed 16, 32, 64 or 128");
+  }
   if (args.k_tiles < 16 || args.k_tiles > (1 << 20) || args.k_tiles % 16 != 0) {
     reject("k_tiles = " + std::to_string(args.k_tiles) + "; allowed 16 to 2^20, a multiple of 16");
   }

@@ -9,7 +9,7 @@ struct KLoopTiming {
   double flops = 0;    // of one launch
 };
 
-// On the current device: one warm-up launch, then `repeats` timed ones; rows 64 or 128.
+// On the current device: one warm-up launch, then `repeats` timed ones; rows 16, 32, 64 or 128.
 template <typename T, int BITS>
 KLoopTiming time_marlin_wgmma_k_loop(int rows, int k_tiles, int repeats);
 

@@ -107,18 +107,23 @@ int choose_block_size(const MoeLayerShape& shape) {
 }
 
 // Marlin weights have thresholds of their own on p = M·topk / E: B = 8 below
-// 0.9·8, 16 below 1.1·16, 32 below 0.85·32, 64 below 512, else 128. Why they differ from the
-// shape-only ones above: Marlin's 64-row items run on the wgmma path's producer form, which
-// overtook two 32-row blocks long before 1.3·32 per expert; and one 32-row block beats two 16-row
-// ones soon after 16 per expert. Measured on the H200 (each block size forced, same run, Marlin
-// GEMM µs, docs/results/block-size-survey-h200-2026-12-02-b.txt), B = 16 / 32 / 64:
-//   16 per expert (DeepSeek-V3 w13 M = 512, Qwen3-30B-A3B M = 256, Mixtral M = 64): 1747 / 1792 /
-//     2048, 114.5 / 118.8 / 124.7, 256 / 275 / 308;
-//   20 per expert (M = 640, 320, 80): 2193 / 1805 / 2050, 147.8 / 118.7 / 125.1, 278 / 272 / 310;
-//   24 per expert (M = 768, 384, 96): 2508 / 1885 / 2052, 147.2 / 131.4 / 126.0, 320 / 272 / 310;
-//   32 per expert (M = 1024, 512, 128): 3005 / 2613 / 2054, 193.3 / 161.5 / 127.8, 391 / 328 / 308;
-// DeepSeek-V3 w2 alike. The crossings lie near 16.5–19.5 and 24–29.5 per expert; the thresholds sit
-// where the slower choice costs least on these three shapes.
+// 0.9·8, 16 below 0.85·16, 32 below 0.85·32, 64 below 512, else 128. Why they differ from the
+// shape-only ones above: Marlin's 32- and 64-row items run on the wgmma path (32 rows on one
+// warpgroup, 64 on the producer form), where one 32-row block beats two 16-row ones soon after 13
+// per expert and 64 rows overtook two 32-row blocks long before 1.3·32. Measured on the H200
+// (each block size and path forced, same run, Marlin GEMM µs, docs/results/ab-h200-2026-12-02-h.txt),
+// B = 16 (mma.sync) / 32 (wgmma) / 64 (wgmma producer form):
+//   12 per expert (DeepSeek-V3 w13 M = 384, Qwen3-30B-A3B M = 192): 1356 / 1502 / 2058,
+//     92.1 / 92.0 / 122.6;
+//   16 per expert (M = 512, 256; Mixtral M = 64): 1767 / 1499 / 2060, 111.4 / 92.7 / 122.7,
+//     254 / 228 / 304;
+//   24 per expert (M = 768, 384): 2499 / 1577 / 2066, 146.5 / 111.2 / 124.3;
+//   32 per expert (M = 1024, 512; Mixtral M = 128): 2990 / 2194 / 2070, 193 / 137 / 126,
+//     387 / 280 / 307;
+// DeepSeek-V3 w2 alike. The crossings lie near 12–13.5 and 24–32 per expert; the thresholds sit
+// where the slower choice costs least on these shapes. Where 32-row items run on mma.sync instead
+// (a K shard, or a device without the wgmma path) one 32-row block cost 1.00–1.05× two 16-row ones
+// at 16 per expert and 1.26–1.31× at 12 (same run): those calls pay that between 13.6 and ~17.
 // From 512 tokens per expert on: 128-row blocks, whose items run on the wgmma path's producer
 // form (each dequantized weight feeds 128 tokens instead of 64). Same-run A/B on the H200, Marlin
 // GEMM, 128 vs 64: Mixtral w13 M = 2048 / 4096 / 8192 (512–2048 per expert) 0.94 / 0.83 / 0.90,
@@ -130,7 +135,7 @@ int choose_block_size(const MoeLayerShape& shape) {
 // 128 rows, and 2–2.6× slower with 64 than with 32 at 20–32 per expert (same survey).
 int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format) {
   if (format != MoeWeightFormat::marlin) return choose_block_size(shape);
-  const int block = block_below_thresholds(shape, 90 * 8, 110 * 16, 85 * 32);
+  const int block = block_below_thresholds(shape, 90 * 8, 85 * 16, 85 * 32);
   return shape.tokens * shape.topk >= std::int64_t{512} * shape.num_experts ? 128 : block;
 }
 

@@ -472,6 +472,55 @@ std::vector<Config> paths() {
 
 INSTANTIATE_TEST_SUITE_P(Paths, MarlinMoe, ::testing::ValuesIn(paths()), config_name);
 
+// The wgmma path's 16- and 32-row items (block_size 16 and 32, one warpgroup, m64n16k16 /
+// m64n32k16), forced, bitwise against the fp64 reference, each also with its blocks' rows shuffled
+// (padding off the blocks' ends: not a bit may change). Every weight type × channelwise, group 32
+// and group 128 (the instances whose groups start once per K round) × both dtypes and GEMMs, then
+// act-order over the full K. E = 4, 72 tokens × top-2: ~36 rows per expert, so blocks of 16 hold two
+// full and one partial, blocks of 32 one full and one partial. H = I = 320 (384 for group 128):
+// K = 320 is 20 K tiles (a partial round of 8), w2's N = 320 five tile columns (an item with three
+// warps past N), 384: 6 columns. Then K = 352 (22 tiles: a last chunk of 2), two thread blocks for
+// all items (rings, chunk and slot buffers reused across many items) and non-local experts.
+std::vector<Config> small_wgmma_items() {
+  std::vector<Config> out;
+  for (int block : {16, 32}) {
+    Config base;
+    base.path = MarlinMmaPath::wgmma;
+    base.block = block;
+    base.experts = 4;
+    base.tokens = 72;
+    base.topk = 2;
+    base.shuffled = true;
+    for (Config c : every_format(base, {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128, WeightType::uint8},
+                                 {-1, 32, 128})) {
+      c.hidden = c.inter = c.group == 128 ? 384 : 320;
+      out.push_back(c);
+      if (!has_zero_point(c.type) && c.group > 0 && c.act == DType::bf16) {
+        c.act_order = true;
+        out.push_back(c);
+      }
+    }
+    Config c = base;
+    c.group = 32;
+    c.hidden = 320;
+    c.inter = 352;
+    c.gemm = ProblemKind::gemm2;
+    out.push_back(c);
+    c.thread_blocks = 2;
+    out.push_back(c);
+    c = base;
+    c.group = 32;
+    c.hidden = c.inter = 320;
+    c.expert_map = true;
+    c.experts = 6;  // 4 local, 2 non-local (every third)
+    c.tokens = 108;
+    out.push_back(c);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(SmallWgmmaItems, MarlinMoe, ::testing::ValuesIn(small_wgmma_items()), config_name);
+
 // The producer form's expert tails (64-row items of 4-bit weights that take up to 16 rows of their
 // expert's next and last block): E = 8, 288 tokens × top-2, ~72 rows per expert, so the routing
 // holds experts of one block, experts whose tail is taken along and experts with a longer second

@@ -33,6 +33,7 @@ struct BenchOptions {
   bool skip_cublas = false;
   int marlin_wgmma_warpgroups = 0;
   int block_size = 0;
+  std::string marlin_mma_path = "automatic";
   std::vector<std::string> compare;  // two bench JSON files: compare them, time nothing
 };
 
@@ -68,6 +69,9 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   cell_options.with_cublas = !o.skip_cublas;
   cell_options.marlin_wgmma_warpgroups = o.marlin_wgmma_warpgroups;
   cell_options.block_size = o.block_size;
+  cell_options.marlin_mma_path = o.marlin_mma_path == "mma_sync" ? kernels::MarlinMmaPath::mma_sync
+                                 : o.marlin_mma_path == "wgmma"  ? kernels::MarlinMmaPath::wgmma
+                                                                 : kernels::MarlinMmaPath::automatic;
   for (const bench::BenchShape& shape : shapes) {
     bench::ShapeBench shape_bench(shape, cell_options);
     for (std::int64_t m : o.tokens) {
@@ -103,6 +107,10 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--block-size", options->block_size,
                   "moe block size of every cell, both kernels (A/Bs); default 0: moe_forward's choice")
       ->check(integer_of({0, 8, 16, 32, 48, 64, 128}));
+  cmd->add_option("--marlin-mma-path", options->marlin_mma_path,
+                  "Tensor-core path of the Marlin cells: automatic (the kernel's choice, default), mma_sync forced, or "
+                  "wgmma forced where a cell's items can run on it (A/Bs of the paths)")
+      ->check(CLI::IsMember({"automatic", "mma_sync", "wgmma"}));
   cmd->add_option("--compare", options->compare,
                   "Compare two bench JSON files A B cell by cell (B/A per timed path) and time nothing; no GPU needed")
       ->expected(2)

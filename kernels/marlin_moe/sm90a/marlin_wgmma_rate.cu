@@ -13,7 +13,8 @@ namespace moeval::kernels::detail {
 // activation 1, so the sums stay finite. The tile order walks the ring and the chunk buffers as the
 // kernel does (stage s of a round of kStages, chunk buffer per 4 tiles).
 template <typename T, int BITS, int ROWS>
-__global__ void __launch_bounds__(kMarlinThreads, 2) marlin_wgmma_rate_kernel(int k_tiles, float* out) {
+__global__ void __launch_bounds__(kMarlinThreads, WgmmaTile<BITS, ROWS>::kBlocksPerSm)
+    marlin_wgmma_rate_kernel(int k_tiles, float* out) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tile = WgmmaTile<BITS, ROWS>;
   constexpr int kStages = Tile::kStages;
@@ -113,7 +114,12 @@ KLoopTiming time_rows(int k_tiles, int repeats) {
 
 template <typename T, int BITS>
 KLoopTiming time_marlin_wgmma_k_loop(int rows, int k_tiles, int repeats) {
-  return rows == 128 ? time_rows<T, BITS, 128>(k_tiles, repeats) : time_rows<T, BITS, 64>(k_tiles, repeats);
+  switch (rows) {
+    case 16: return time_rows<T, BITS, 16>(k_tiles, repeats);
+    case 32: return time_rows<T, BITS, 32>(k_tiles, repeats);
+    case 128: return time_rows<T, BITS, 128>(k_tiles, repeats);
+    default: return time_rows<T, BITS, 64>(k_tiles, repeats);
+  }
 }
 
 template KLoopTiming time_marlin_wgmma_k_loop<__half, 4>(int, int, int);

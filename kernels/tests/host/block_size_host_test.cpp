@@ -51,17 +51,17 @@ TEST(MoeForwardHost, MarlinBlockSizeOnBothSidesOfEveryThreshold) {
     std::int64_t below, at;
     int b, next;
   };
-  for (const Edge& e : {Edge{71, 72, 8, 16}, Edge{175, 176, 16, 32}, Edge{271, 272, 32, 64}, Edge{5119, 5120, 64, 128}}) {
+  for (const Edge& e : {Edge{71, 72, 8, 16}, Edge{135, 136, 16, 32}, Edge{271, 272, 32, 64}, Edge{5119, 5120, 64, 128}}) {
     EXPECT_EQ(marlin(e.below), e.b) << "M = " << e.below;
     EXPECT_EQ(marlin(e.at), e.next) << "M = " << e.at;
   }
   for (std::int64_t m = 1; m <= 6000; ++m) EXPECT_NE(marlin(m), 48) << "M = " << m;
   EXPECT_EQ(marlin(1'000'000), 128);
-  // Where the formats part: 17.6–20.8 per expert (32 vs 16) and 27.2–41.6 (64 vs 32), and from 512.
+  // Where the formats part: 13.6–20.8 per expert (32 vs 16) and 27.2–41.6 (64 vs 32), and from 512.
   const MoeLayerShape at{5120, 256, 128, 10, 1};
   EXPECT_EQ(choose_block_size(at, MoeWeightFormat::wna16), 64);
   EXPECT_EQ(choose_block_size(at), 64);
-  for (std::int64_t m : {176, 207}) {
+  for (std::int64_t m : {136, 207}) {
     EXPECT_EQ(choose_block_size({m, 256, 128, 10, 1}, MoeWeightFormat::wna16), 16) << "M = " << m;
     EXPECT_EQ(marlin(m), 32) << "M = " << m;
   }
@@ -69,7 +69,7 @@ TEST(MoeForwardHost, MarlinBlockSizeOnBothSidesOfEveryThreshold) {
     EXPECT_EQ(choose_block_size({m, 256, 128, 10, 1}, MoeWeightFormat::wna16), 32) << "M = " << m;
     EXPECT_EQ(marlin(m), 64) << "M = " << m;
   }
-  for (std::int64_t m : {1, 71, 72, 175}) {
+  for (std::int64_t m : {1, 71, 72, 135}) {
     const MoeLayerShape s{m, 256, 128, 10, 1};
     EXPECT_EQ(marlin(m), choose_block_size(s)) << "M = " << m;
   }
@@ -77,7 +77,10 @@ TEST(MoeForwardHost, MarlinBlockSizeOnBothSidesOfEveryThreshold) {
   EXPECT_EQ(choose_block_size({640, 7168, 2048, 256, 8}, MoeWeightFormat::marlin), 32);   // DeepSeek-V3: 20
   EXPECT_EQ(choose_block_size({384, 2048, 768, 128, 8}, MoeWeightFormat::marlin), 32);    // Qwen3-30B-A3B: 24
   EXPECT_EQ(choose_block_size({128, 4096, 14336, 8, 2}, MoeWeightFormat::marlin), 64);    // Mixtral: 32
-  EXPECT_EQ(choose_block_size({512, 7168, 2048, 256, 8}, MoeWeightFormat::marlin), 16);   // DeepSeek-V3: 16
+  EXPECT_EQ(choose_block_size({512, 7168, 2048, 256, 8}, MoeWeightFormat::marlin), 32);   // DeepSeek-V3: 16
+  EXPECT_EQ(choose_block_size({256, 2048, 768, 128, 8}, MoeWeightFormat::marlin), 32);    // Qwen3-30B-A3B: 16
+  EXPECT_EQ(choose_block_size({64, 4096, 14336, 8, 2}, MoeWeightFormat::marlin), 32);     // Mixtral: 16
+  EXPECT_EQ(choose_block_size({384, 7168, 2048, 256, 8}, MoeWeightFormat::marlin), 16);   // DeepSeek-V3: 12
   EXPECT_EQ(choose_block_size({2048, 4096, 14336, 8, 2}, MoeWeightFormat::marlin), 128);  // Mixtral: 512
   EXPECT_EQ(choose_block_size({4096, 7168, 2048, 256, 8}, MoeWeightFormat::marlin), 64);  // DeepSeek-V3: 128
 }

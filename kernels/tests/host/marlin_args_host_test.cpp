@@ -116,13 +116,29 @@ TEST_F(MarlinMoeErrors, ZeroPointsMustMatchTheType) {
   EXPECT_NE(error_of(args).find("a zero-point type needs zeros"), std::string::npos) << error_of(args);
 }
 
-TEST_F(MarlinMoeErrors, WgmmaPathNeedsSixtyFourRowItems) {
-  MarlinMoeArgs args = valid();  // block_size 16
+TEST_F(MarlinMoeErrors, WgmmaPathNeedsItsBlockSizesWithoutAKShard) {
+  MarlinMoeArgs args = valid();  // block_size 16: a wgmma item shape
   args.mma_path = MarlinMmaPath::wgmma;
-  EXPECT_NE(error_of(args).find("mma_path = wgmma runs 64-row work items only: block_size 64 or 128 without a K shard"),
+  const std::string shapes = "mma_path = wgmma runs block_size 16, 32, 64 or 128 without a K shard";
+  for (int block : {16, 32, 64, 128}) {
+    args.blocks.block_size = block;
+    EXPECT_EQ(error_of(args).find(shapes), std::string::npos) << "block_size " << block << ": " << error_of(args);
+  }
+  for (int block : {8, 48}) {
+    args.blocks.block_size = block;
+    EXPECT_NE(error_of(args).find(shapes), std::string::npos) << error_of(args);
+    EXPECT_NE(error_of(args).find("here block_size = " + std::to_string(block)), std::string::npos) << error_of(args);
+  }
+  MarlinMoeArgs shard = args;  // act-order on a K shard: 32-row groups on mma.sync only
+  shard.blocks.block_size = 64;
+  shard.weights.act_order = true;
+  shard.weights.is_k_full = false;
+  shard.weights.perm = static_cast<const std::int32_t*>(shard.a);
+  shard.weights.g_idx = static_cast<const std::int32_t*>(shard.a);
+  EXPECT_NE(error_of(shard).find(shapes + " (act-order with is_k_full = false); here block_size = 64 with a K shard"),
             std::string::npos)
-      << error_of(args);
-  EXPECT_NE(error_of(args).find("here block_size = 16"), std::string::npos) << error_of(args);
+      << error_of(shard);
+  args.blocks.block_size = 16;
   args.mma_path = static_cast<MarlinMmaPath>(7);
   EXPECT_NE(error_of(args).find("mma_path = 7; allowed automatic, mma_sync or wgmma"), std::string::npos)
       << error_of(args);

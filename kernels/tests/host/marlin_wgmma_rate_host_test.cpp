@@ -20,10 +20,12 @@ std::string error_of(const MarlinWgmmaRateArgs& args) {
   return "(no error)";
 }
 
-TEST(MarlinWgmmaRateErrors, RowsOtherThan64Or128) {
+TEST(MarlinWgmmaRateErrors, RowsOtherThanTheItemHeights) {
   MarlinWgmmaRateArgs args;
-  args.rows = 32;
-  EXPECT_EQ(error_of(args), "marlin_wgmma_k_loop_rate: rows = 32; allowed 64 or 128");
+  for (int rows : {8, 48, 256}) {
+    args.rows = rows;
+    EXPECT_EQ(error_of(args), "marlin_wgmma_k_loop_rate: rows = " + std::to_string(rows) + "; allowed 16, 32, 64 or 128");
+  }
 }
 
 TEST(MarlinWgmmaRateErrors, KTilesOutOfRangeOrNotAMultipleOf16) {

@@ -269,6 +269,13 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   int device = 0;
   kernels::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   kernels::moe_align(marlin_align.args);
+  if (s.options.marlin_mma_path == kernels::MarlinMmaPath::mma_sync) {
+    marlin.mma_path = kernels::MarlinMmaPath::mma_sync;
+  } else if (s.options.marlin_mma_path == kernels::MarlinMmaPath::wgmma) {
+    kernels::MarlinMmaPath chosen = marlin.mma_path;
+    marlin.mma_path = kernels::MarlinMmaPath::wgmma;
+    if (!kernels::marlin_moe_uses_wgmma(marlin, device)) marlin.mma_path = chosen;
+  }
   const bool forcible = marlin.blocks.block_size == 64 || (s.options.marlin_wgmma_warpgroups == 3 && marlin.blocks.block_size == 128);
   if (s.options.marlin_wgmma_warpgroups != 0 && forcible && kernels::marlin_moe_uses_wgmma(marlin, device)) {
     marlin.wgmma_warpgroups = s.options.marlin_wgmma_warpgroups;

@@ -29,8 +29,9 @@ std::string format_table(const BenchRun& run) {
   if (run.ceilings.marlin_k_loop_skipped.empty()) {
     std::snprintf(line, sizeof line,
                   "marlin wgmma K loop alone (bf16 uint4b8, dequantize + MMA, nothing loaded): %.0f TFLOP/s with 64-row "
-                  "items, %.0f with 128-row items\n",
-                  run.ceilings.marlin_k_loop_64 / 1e12, run.ceilings.marlin_k_loop_128 / 1e12);
+                  "items, %.0f with 128-row items, %.0f with 16-row and %.0f with 32-row items\n",
+                  run.ceilings.marlin_k_loop_64 / 1e12, run.ceilings.marlin_k_loop_128 / 1e12,
+                  run.ceilings.marlin_k_loop_16 / 1e12, run.ceilings.marlin_k_loop_32 / 1e12);
   } else {
     std::snprintf(line, sizeof line, "marlin wgmma K loop alone: not measured (%s)\n",
                   run.ceilings.marlin_k_loop_skipped.c_str());
@@ -70,7 +71,9 @@ nlohmann::json to_json(const BenchRun& run) {
   j["ceilings"] = {{"copy_bytes_per_s", run.ceilings.copy_bytes_per_s},
                    {"dense_bf16_flops_per_s", run.ceilings.dense_flops_per_s}};
   if (run.ceilings.marlin_k_loop_skipped.empty()) {
-    j["ceilings"]["marlin_wgmma_k_loop_flops_per_s"] = {{"rows_64", run.ceilings.marlin_k_loop_64},
+    j["ceilings"]["marlin_wgmma_k_loop_flops_per_s"] = {{"rows_16", run.ceilings.marlin_k_loop_16},
+                                                         {"rows_32", run.ceilings.marlin_k_loop_32},
+                                                         {"rows_64", run.ceilings.marlin_k_loop_64},
                                                          {"rows_128", run.ceilings.marlin_k_loop_128}};
   } else {
     j["ceilings"]["marlin_wgmma_k_loop_flops_per_s"] = nullptr;

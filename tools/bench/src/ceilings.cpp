@@ -70,6 +70,10 @@ Ceilings measure_ceilings(int repeats) {
     c.marlin_k_loop_64 = kernels::marlin_wgmma_k_loop_rate(k_loop);
     k_loop.rows = 128;
     c.marlin_k_loop_128 = kernels::marlin_wgmma_k_loop_rate(k_loop);
+    k_loop.rows = 16;
+    c.marlin_k_loop_16 = kernels::marlin_wgmma_k_loop_rate(k_loop);
+    k_loop.rows = 32;
+    c.marlin_k_loop_32 = kernels::marlin_wgmma_k_loop_rate(k_loop);
   }
   return c;
 }

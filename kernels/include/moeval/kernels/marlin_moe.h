@@ -77,10 +77,11 @@ constexpr const char* to_string(MarlinWeightType t) {
 }
 
 // Which tensor-core instructions run the GEMM. automatic: wgmma (Hopper's asynchronous warpgroup
-// MMA) for 64-row work items (block_size 64 or 128, no K shard) on a compute capability 9.0 device
-// when the library was built with sm_90 among its architectures, mma.sync otherwise. mma_sync
-// forces the portable path everywhere; wgmma requires it (std::invalid_argument where it cannot
-// run). Both paths compute the same recipe and are tested against the same references.
+// MMA) for block_size 32, 64 and 128 without a K shard on a compute capability 9.0 device
+// when the library was built with sm_90 among its architectures, mma.sync otherwise (block_size 16
+// too: there both measured alike). mma_sync forces the portable path everywhere; wgmma requires it
+// (block_size 16 to 128 without a K shard; std::invalid_argument where it cannot run). Both paths
+// compute the same recipe and are tested against the same references.
 enum class MarlinMmaPath : std::uint8_t { automatic, mma_sync, wgmma };
 
 // The quantized expert weights of one GEMM (w13 or w2) in Marlin layout.

@@ -20,7 +20,7 @@ namespace moeval::kernels {
 struct MarlinWgmmaRateArgs {
   ActDType dtype = ActDType::bf16;
   MarlinWeightType type = MarlinWeightType::uint4b8;  // symmetric or zero-point: the same K loop
-  int rows = 64;          // work item height: 64 or 128 (block_size 128)
+  int rows = 64;          // work item height: 16, 32, 64 or 128 (the block size)
   int device = 0;
   int k_tiles = 4096;     // K tiles per thread block, 16 .. 2^20, a multiple of 16
   int repeats = 5;        // timed launches (median), 1 .. 1000

@@ -10,6 +10,7 @@
 
 #include "moeval/bench/bench_shape.h"
 #include "moeval/bench/ceilings.h"
+#include "moeval/kernels/marlin_moe.h"
 
 namespace moeval::bench {
 
@@ -24,6 +25,9 @@ struct CellOptions {
   int marlin_wgmma_warpgroups = 0;
   // The moe block size of every cell (both kernels) in place of choose_block_size's (0: chosen).
   int block_size = 0;
+  // The Marlin cells' tensor-core path: automatic (the kernel's choice), mma_sync forced everywhere,
+  // or wgmma forced where the cell's items can run on it (elsewhere the kernel's choice): A/Bs.
+  kernels::MarlinMmaPath marlin_mma_path = kernels::MarlinMmaPath::automatic;
 };
 
 struct CellResult {

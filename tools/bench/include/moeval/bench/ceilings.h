@@ -14,6 +14,8 @@ struct Ceilings {
   double dense_flops_per_s = 0;   // bf16 tensor-core rate
   double marlin_k_loop_64 = 0;    // FLOP/s of the wgmma K loop alone, 64-row items (0: not measured)
   double marlin_k_loop_128 = 0;   // the same, 128-row items
+  double marlin_k_loop_16 = 0;    // the same, 16-row items
+  double marlin_k_loop_32 = 0;    // the same, 32-row items
   std::string marlin_k_loop_skipped;  // why the K loop was not measured, or empty
 };
 
