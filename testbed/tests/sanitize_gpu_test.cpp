@@ -47,6 +47,9 @@ std::vector<MoeProblem> sanitize_problems() {
   v.push_back(gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 128, DType::bf16, Tier::exact, 1, 1, 1));
   // Prefill-sized (64-row blocks, split tiles) with more routed rows than moe_align's single-block path takes.
   v.push_back(gemm_problem(ProblemKind::gemm2, WeightType::uint4b8, 64, DType::bf16, Tier::exact, 32, 2100, 4, 256, 64));
+  // ~20 rows per expert: 32-row blocks (Marlin's one-warpgroup wgmma items on sm_90a), zero points,
+  // GEMM2 with routing weights.
+  v.push_back(gemm_problem(ProblemKind::gemm2, WeightType::uint4, 32, DType::bf16, Tier::exact, 4, 40, 2));
   // Act-order, for the kernels whose layout carries g_idx.
   MoeProblem act = gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 64, DType::f16, Tier::bounded, 8, 9, 2);
   act.scheme.act_order = true;
