@@ -57,8 +57,7 @@ void check_weights(const MarlinMoeWeights& w, const GemmNK& s) {
 // The wgmma path runs whole blocks of 16 or 32 rows and 64-row items: block_size 16, 32, 64 or 128
 // without a K shard (whose blocks of 64 and 128 run 32-row groups on mma.sync).
 bool wgmma_item_shape(const MarlinMoeArgs& args) {
-  const int block = args.blocks.block_size;
-  return !k_shard(args.weights) && (block == 16 || block == 32 || block == 64 || block == 128);
+  return !k_shard(args.weights) && detail::is_wgmma_item_height(args.blocks.block_size);
 }
 
 void check_arguments(const MarlinMoeArgs& args) {
@@ -432,12 +431,11 @@ void marlin_moe(const MarlinMoeArgs& args) {
   p.group_tile_mask = p.channelwise ? 0x7FFFFFFF : (1 << p.group_tile_shift) - 1;
   p.num_experts = w.num_experts;
   p.block_size = block_size;
-  const int wgmma_rows = block_size <= 32 ? block_size : block_size == 128 ? 128 : 64;
   const int wgmma_warpgroups = wgmma ? detail::choose_wgmma_warpgroups(args, p.block_capacity, sms) : 0;
   if (wgmma) {
     // Items are whole blocks of 16 to 128 rows across 4 (2 for 128 rows) Marlin tile columns per
     // warpgroup; the warps move through K together (no K split inside a thread block).
-    const int columns = detail::wgmma_tile_columns(wgmma_rows, wgmma_warpgroups);
+    const int columns = detail::wgmma_tile_columns(block_size, wgmma_warpgroups);
     p.row_groups = 1;
     p.warps_k = 1;
     p.n_items = (p.n_tiles + columns - 1) / columns;
@@ -471,11 +469,11 @@ void marlin_moe(const MarlinMoeArgs& args) {
 #if defined(MOEVAL_HAVE_WGMMA)
   if (wgmma) {
     if (args.dtype == ActDType::f16) {
-      if (marlin_bits(w.type) == 4) detail::launch_marlin_wgmma<__half, 4>(p, wgmma_rows, wgmma_warpgroups, args.stream);
-      else detail::launch_marlin_wgmma<__half, 8>(p, wgmma_rows, wgmma_warpgroups, args.stream);
+      if (marlin_bits(w.type) == 4) detail::launch_marlin_wgmma<__half, 4>(p, block_size, wgmma_warpgroups, args.stream);
+      else detail::launch_marlin_wgmma<__half, 8>(p, block_size, wgmma_warpgroups, args.stream);
     } else {
-      if (marlin_bits(w.type) == 4) detail::launch_marlin_wgmma<__nv_bfloat16, 4>(p, wgmma_rows, wgmma_warpgroups, args.stream);
-      else detail::launch_marlin_wgmma<__nv_bfloat16, 8>(p, wgmma_rows, wgmma_warpgroups, args.stream);
+      if (marlin_bits(w.type) == 4) detail::launch_marlin_wgmma<__nv_bfloat16, 4>(p, block_size, wgmma_warpgroups, args.stream);
+      else detail::launch_marlin_wgmma<__nv_bfloat16, 8>(p, block_size, wgmma_warpgroups, args.stream);
     }
     return;
   }

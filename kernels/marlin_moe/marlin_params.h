@@ -116,6 +116,8 @@ void launch_marlin(const MarlinParams& params, int token_tiles, bool k_shard, cu
 // Defined only in builds with MOEVAL_HAVE_WGMMA (kernels/CMakeLists.txt).
 template <typename T, int BITS>
 void launch_marlin_wgmma(const MarlinParams& params, int rows, int warpgroups, cudaStream_t stream);
+// The item heights the wgmma kernels have (WgmmaTile): a whole block of 16, 32, 64 or 128 rows.
+constexpr bool is_wgmma_item_height(int rows) { return rows == 16 || rows == 32 || rows == 64 || rows == 128; }
 // wgmma_warpgroups of the producer form (64-row items): a producer warpgroup and two consumers.
 constexpr int kWgmmaProducerForm = 3;
 // Marlin tile columns of one wgmma item: per warpgroup that multiplies 4 for 16 to 64 rows (a warp

@@ -65,7 +65,7 @@ namespace moeval::kernels::detail {
 
 template <int BITS, int ROWS, int WGS = 1>
 struct WgmmaTile {
-  static_assert(ROWS == 16 || ROWS == 32 || ROWS == 64 || ROWS == 128);
+  static_assert(is_wgmma_item_height(ROWS));
   static_assert(WGS == 1 || (WGS == 2 && ROWS == 64), "two warpgroups run 64-row items only");
   static constexpr int kRows = ROWS;                     // tokens per item: the N of m64nNk16
   static constexpr int kThreads = 128 * WGS;             // WGS warpgroups sharing the activation chunks

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "marlin_params.h"
 #include "marlin_wgmma_rate_launch.h"
 #include "wgmma_support.h"
 #include "moeval/kernels/device_info.h"
@@ -16,7 +17,7 @@ std::string marlin_wgmma_k_loop_unavailable(int device) { return detail::wgmma_u
 
 double marlin_wgmma_k_loop_rate(const MarlinWgmmaRateArgs& args) {
   auto reject = [](const std::string& what) { throw std::invalid_argument("marlin_wgmma_k_loop_rate: " + what); };
-  if (args.rows != 16 && args.rows != 32 && args.rows != 64 && args.rows != 128) {
+  if (!detail::is_wgmma_item_height(args.rows)) {
     reject("rows = " + std::to_string(args.rows) + "; allowed 16, 32, 64 or 128");
   }
   if (args.k_tiles < 16 || args.k_tiles > (1 << 20) || args.k_tiles % 16 != 0) {
