@@ -133,16 +133,50 @@ int choose_block_size(const MoeLayerShape& shape) {
 // ≤ 25 % of the rows at 512 per expert); their 64-row blocks run on mma.sync, whose thresholds
 // were not measured apart. WNA16 keeps the shape-only thresholds: its kernel ran 2–5 % slower with
 // 128 rows, and 2–2.6× slower with 64 than with 32 at 20–32 per expert (same survey).
-int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format) {
-  if (format != MoeWeightFormat::marlin) return choose_block_size(shape);
+//
+// Those thresholds hold where the 16- to 128-row items run on the wgmma path. Where GEMM1's run on
+// mma.sync (act-order with a K shard, or a device without the path), Marlin takes the shape-only
+// thresholds above, which were measured with Marlin's mma.sync kernels (before the wgmma path
+// existed; the Marlin figures in the comment above them). There one 32-row block cost 1.00–1.05×
+// two 16-row ones at 16 tokens per expert and 1.26–1.31× at 12 (same run as the survey above, the
+// mma.sync variants), and 64-row blocks run as 32-row items (K shard: two per block, the second
+// mostly padding below ~40 per expert) or on the mma.sync 64-row kernel; 128-row blocks would only
+// add padding there. GEMM1 decides for the layer (one alignment serves both GEMMs): it holds two
+// thirds of the multiply-adds, and in a tensor-parallel act-order layer it is the one with the
+// full K (w13's K = H is not split; w2's K = I is).
+int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format, bool wgmma_items) {
+  if (format != MoeWeightFormat::marlin || !wgmma_items) return choose_block_size(shape);
   const int block = block_below_thresholds(shape, 90 * 8, 85 * 16, 85 * 32);
   return shape.tokens * shape.topk >= std::int64_t{512} * shape.num_experts ? 128 : block;
 }
 
+int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format) { return choose_block_size(shape, format, true); }
+
+bool marlin_layer_wgmma_items(const MarlinMoeWeights& w13, int device) {
+  MarlinMoeArgs gemm1;
+  gemm1.weights = w13;
+  gemm1.blocks.block_size = 32;  // an item height the wgmma path runs wherever it runs at all
+  return marlin_moe_uses_wgmma(gemm1, device);
+}
+
+int moe_forward_block_size(const MoeForwardArgs& args, int device) {
+  check_shape(args.shape);
+  if (args.block_size != 0) return args.block_size;
+  const bool marlin = args.format == MoeWeightFormat::marlin;
+  return choose_block_size(args.shape, args.format, marlin && marlin_layer_wgmma_items(args.marlin_w13, device));
+}
+
 std::size_t moe_forward_workspace_bytes(const MoeForwardArgs& args) {
   check_shape(args.shape);
-  const int block_size = args.block_size == 0 ? choose_block_size(args.shape, args.format) : args.block_size;
-  return layout_for(args.shape, block_size, gemm_workspace_bytes(args, block_size)).total;
+  auto bytes_for = [&](int block_size) {
+    return layout_for(args.shape, block_size, gemm_workspace_bytes(args, block_size)).total;
+  };
+  if (args.block_size != 0) return bytes_for(args.block_size);
+  std::size_t bytes = bytes_for(choose_block_size(args.shape, args.format, true));
+  // Either Marlin table may apply (marlin_layer_wgmma_items): a smaller block needs a smaller sorted
+  // array but more expert ids, so neither size bounds the other.
+  if (args.format == MoeWeightFormat::marlin) bytes = std::max(bytes, bytes_for(choose_block_size(args.shape, args.format, false)));
+  return bytes;
 }
 
 std::size_t moe_forward_workspace_bytes(const MoeLayerShape& shape, int block_size) {
@@ -155,13 +189,6 @@ std::size_t moe_forward_workspace_bytes(const MoeLayerShape& shape, int block_si
 void moe_forward(const MoeForwardArgs& args) {
   const MoeLayerShape& s = args.shape;
   check_shape(s);
-  const int block_size = args.block_size == 0 ? choose_block_size(s, args.format) : args.block_size;
-  const ForwardLayout l = layout_for(s, block_size, gemm_workspace_bytes(args, block_size));
-  if (args.workspace_bytes < l.total) {
-    throw std::invalid_argument("moe_forward: workspace_bytes = " + std::to_string(args.workspace_bytes) + " but " +
-                                std::to_string(l.total) + " are needed for this shape, block size and weight format "
-                                "(moe_forward_workspace_bytes(args))");
-  }
   if (reinterpret_cast<std::uintptr_t>(args.workspace) % 256 != 0) {
     throw std::invalid_argument("moe_forward: workspace must be 256-byte aligned");
   }
@@ -171,6 +198,13 @@ void moe_forward(const MoeForwardArgs& args) {
                                                  {args.expert_map, "expert_map", true},
                                                  {args.out, "out"},
                                                  {args.workspace, "workspace"}});
+  const int block_size = moe_forward_block_size(args, device);
+  const ForwardLayout l = layout_for(s, block_size, gemm_workspace_bytes(args, block_size));
+  if (args.workspace_bytes < l.total) {
+    throw std::invalid_argument("moe_forward: workspace_bytes = " + std::to_string(args.workspace_bytes) + " but " +
+                                std::to_string(l.total) + " are needed for this shape, block size and weight format "
+                                "(moe_forward_workspace_bytes(args))");
+  }
   DeviceGuard guard(device);
   if (s.tokens == 0) return;
   char* ws = static_cast<char*>(args.workspace);

@@ -165,12 +165,59 @@ TEST(MoeForward, LayerMatchesHostModel) {
 TEST(MoeForward, RejectsSmallWorkspace) {
   MOEVAL_REQUIRE_GPUS(1);
   const MoeLayerShape s{4, 256, 128, 8, 2};
+  // Every buffer on the device, so that the workspace's size is the one thing wrong.
+  DeviceVector<std::uint16_t> x(static_cast<std::size_t>(s.tokens * s.hidden)), out(static_cast<std::size_t>(s.tokens * s.hidden));
+  DeviceVector<std::int32_t> ids(static_cast<std::size_t>(s.tokens * s.topk));
+  DeviceVector<float> tw(static_cast<std::size_t>(s.tokens * s.topk));
   DeviceVector<unsigned char> ws(256);
   MoeForwardArgs args;
   args.shape = s;
+  args.hidden_states = x.get();
+  args.topk_ids = ids.get();
+  args.topk_weights = tw.get();
+  args.out = out.get();
   args.workspace = ws.get();
   args.workspace_bytes = 256;
-  EXPECT_THROW(moe_forward(args), std::invalid_argument);
+  try {
+    moe_forward(args);
+    ADD_FAILURE() << "a 256-byte workspace was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("workspace_bytes = 256"), std::string::npos) << e.what();
+  }
+}
+
+// The block size moe_forward picks on Marlin weights follows the path GEMM1's items take on this
+// device: at 16 tokens per expert (E = 8, topk = 2, M = 64) the wgmma table picks 32 and the
+// mma.sync one 16; a K shard in w13 (act-order, is_k_full = false) runs mma.sync on every device.
+// WNA16 weights and a given block size are not affected.
+TEST(MoeForward, MarlinBlockSizeFollowsGemm1Path) {
+  MOEVAL_REQUIRE_GPUS(1);
+  int device = 0;
+  cuda_ok(cudaGetDevice(&device), "cudaGetDevice");
+  MoeForwardArgs args;
+  args.shape = {64, 256, 128, 8, 2};
+  args.format = MoeWeightFormat::marlin;
+  MarlinMoeArgs gemm1;  // what marlin_moe itself decides for a 32-row call of these weights
+  gemm1.blocks.block_size = 32;
+  const bool wgmma_here = marlin_moe_uses_wgmma(gemm1, device);
+  EXPECT_EQ(marlin_layer_wgmma_items(args.marlin_w13, device), wgmma_here);
+  EXPECT_EQ(moe_forward_block_size(args, device), wgmma_here ? 32 : 16);
+
+  args.marlin_w13.act_order = true;
+  args.marlin_w13.is_k_full = false;
+  EXPECT_FALSE(marlin_layer_wgmma_items(args.marlin_w13, device));
+  EXPECT_EQ(moe_forward_block_size(args, device), 16);
+  args.marlin_w13.is_k_full = true;  // act-order over the whole K: the grouped path, wgmma where it runs
+  EXPECT_EQ(moe_forward_block_size(args, device), wgmma_here ? 32 : 16);
+  args.marlin_w2.act_order = true;   // w2's K shard does not decide
+  args.marlin_w2.is_k_full = false;
+  EXPECT_EQ(moe_forward_block_size(args, device), wgmma_here ? 32 : 16);
+
+  args.block_size = 48;
+  EXPECT_EQ(moe_forward_block_size(args, device), 48);
+  args.block_size = 0;
+  args.format = MoeWeightFormat::wna16;
+  EXPECT_EQ(moe_forward_block_size(args, device), 16);
 }
 
 }  // namespace

@@ -85,6 +85,67 @@ TEST(MoeForwardHost, MarlinBlockSizeOnBothSidesOfEveryThreshold) {
   EXPECT_EQ(choose_block_size({4096, 7168, 2048, 256, 8}, MoeWeightFormat::marlin), 64);  // DeepSeek-V3: 128
 }
 
+// Where GEMM1's items run on mma.sync (marlin_layer_wgmma_items false: a K shard in w13, or no
+// wgmma path on the device), Marlin weights take the shape-only thresholds: 16 up to 1.3·16, 32 up
+// to 1.3·32, never 128. The two-argument form is the wgmma table.
+TEST(MoeForwardHost, MarlinBlockSizeOnMmaSyncIsTheShapeOnlyTable) {
+  for (std::int64_t m = 1; m <= 6000; ++m) {
+    const MoeLayerShape s{m, 256, 128, 10, 1};
+    ASSERT_EQ(choose_block_size(s, MoeWeightFormat::marlin, false), choose_block_size(s)) << "M = " << m;
+    ASSERT_EQ(choose_block_size(s, MoeWeightFormat::marlin, true), choose_block_size(s, MoeWeightFormat::marlin))
+        << "M = " << m;
+    ASSERT_EQ(choose_block_size(s, MoeWeightFormat::wna16, true), choose_block_size(s)) << "M = " << m;
+  }
+  // Where the two Marlin tables part (E = 10, topk = 1: p = M / 10): 13.6–20.8 and 27.2–41.6 per
+  // expert, and from 512 on.
+  const auto on = [](std::int64_t m, bool wgmma) {
+    return choose_block_size({m, 256, 128, 10, 1}, MoeWeightFormat::marlin, wgmma);
+  };
+  for (std::int64_t m : {136, 207}) {
+    EXPECT_EQ(on(m, true), 32) << "M = " << m;
+    EXPECT_EQ(on(m, false), 16) << "M = " << m;
+  }
+  EXPECT_EQ(on(208, false), 32);
+  for (std::int64_t m : {272, 415}) {
+    EXPECT_EQ(on(m, true), 64) << "M = " << m;
+    EXPECT_EQ(on(m, false), 32) << "M = " << m;
+  }
+  EXPECT_EQ(on(5120, true), 128);
+  EXPECT_EQ(on(5120, false), 64);
+  EXPECT_EQ(on(1'000'000, false), 64);
+}
+
+// moe_forward_workspace_bytes with block_size 0 on Marlin weights covers the block size of either
+// table, so one size serves every device. Neither size bounds the other: a smaller block needs a
+// smaller sorted array but more expert ids, and at 25000 tokens per expert (E = 8, topk = 2,
+// M = 100000) the mma.sync table's 64-row blocks need more than the wgmma table's 128.
+TEST(MoeForwardHost, MarlinWorkspaceCoversBothTables) {
+  MoeForwardArgs args;
+  args.format = MoeWeightFormat::marlin;
+  auto bytes_at = [&args](int block) {
+    MoeForwardArgs forced = args;
+    forced.block_size = block;
+    return moe_forward_workspace_bytes(forced);
+  };
+  args.shape = {100'000, 256, 128, 8, 2};
+  ASSERT_EQ(choose_block_size(args.shape, MoeWeightFormat::marlin, true), 128);
+  ASSERT_EQ(choose_block_size(args.shape, MoeWeightFormat::marlin, false), 64);
+  EXPECT_GT(bytes_at(64), bytes_at(128));
+  EXPECT_EQ(moe_forward_workspace_bytes(args), bytes_at(64));
+  for (std::int64_t m : {1, 64, 136, 207, 272, 415, 5120, 100'000}) {
+    for (bool act_order : {false, true}) {
+      args.shape = {m, 256, 128, 10, 1};
+      args.marlin_w13.act_order = args.marlin_w2.act_order = act_order;
+      args.marlin_w13.is_k_full = args.marlin_w2.is_k_full = !act_order;
+      const std::size_t chosen = moe_forward_workspace_bytes(args);
+      for (bool wgmma : {false, true}) {
+        EXPECT_GE(chosen, bytes_at(choose_block_size(args.shape, MoeWeightFormat::marlin, wgmma)))
+            << "M = " << m << (act_order ? " act-order" : "") << (wgmma ? " wgmma" : " mma.sync");
+      }
+    }
+  }
+}
+
 TEST(MoeAlignHost, CapacitiesAreTheWorstCaseAndRejectOverflow) {
   // T + E·(B − 1): 8 slots, 256 experts, B = 8 → 8 + 256·7 = 1800; blocks: ceil(1800 / 8) = 225.
   EXPECT_EQ(moe_align_sorted_capacity(8, 256, 8), 1800);

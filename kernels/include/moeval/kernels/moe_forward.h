@@ -8,7 +8,9 @@
 // expert receives (decode: 8; a little more than a block's worth goes to two smaller blocks rather
 // than one mostly-padding larger one, measured faster) and padding stays below E·(B-1) rows; on
 // Marlin weights 8 for p < 7.2, 16 for p < 17.6, 32 for p < 27.2, 64 for p < 512, else 128 (the
-// wgmma producer form's 64- and 128-row items). Both GEMMs run on one weight format, chosen by
+// wgmma path's 32-row items and its producer form's 64- and 128-row ones), or WNA16's thresholds
+// where GEMM1's items run on mma.sync (act-order with a K shard in w13, or a device without the
+// wgmma path: marlin_layer_wgmma_items). Both GEMMs run on one weight format, chosen by
 // `format`: wna16_moe on Wna16Weights, or marlin_moe on MarlinMoeWeights (act-order, is_k_full,
 // zero points as kernels/marlin_moe.h states; N = 2I and H must be multiples of 64 there).
 // The workspace holds the align output, the intermediates and, on Marlin weights, what
@@ -37,9 +39,18 @@ struct MoeLayerShape {
 };
 
 // The block size moe_forward uses for this shape when none is given (documented above): this one
-// for WNA16 weights; Marlin weights have thresholds of their own.
+// for WNA16 weights; Marlin weights have thresholds of their own where their items of 16 rows and
+// more run on the wgmma path (`wgmma_items`), and the shape-only ones, which were measured on
+// mma.sync, where they run there. The two-argument form assumes the wgmma path.
 int choose_block_size(const MoeLayerShape& shape);
 int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format);
+int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format, bool wgmma_items);
+
+// Whether a Marlin layer's items of 16 rows and more run on the wgmma path on `device`, judged by
+// GEMM1 (w13), which holds two thirds of the layer's multiply-adds: true where the device runs the
+// path (a build with sm_90a code, a compute capability 9.0 device) and w13 is no K shard (act-order
+// with is_k_full = false runs on mma.sync). Only w13's act_order and is_k_full are read.
+bool marlin_layer_wgmma_items(const MarlinMoeWeights& w13, int device);
 
 
 struct MoeForwardArgs {
@@ -66,10 +77,17 @@ struct MoeForwardArgs {
 // output, GEMM1's output [M·topk, 2I], silu_and_mul's [M·topk, I], GEMM2's [M·topk, H], and on
 // Marlin weights max(marlin_moe_workspace_bytes of GEMM1, of GEMM2): M·topk·K·2 bytes each with
 // act-order, plus kMarlinSliceWorkspaceBytes with block_size 8 or kMarlinItemCounterBytes with
-// block_size 64 and 128.
+// block_size 64 and 128. With block_size 0 on Marlin weights: the larger of the sizes for the two
+// block sizes the heuristic may pick (wgmma or mma.sync thresholds), so the size does not depend
+// on the device.
 std::size_t moe_forward_workspace_bytes(const MoeForwardArgs& args);
 // The same for WNA16 weights from the shape and block size alone (0 = the heuristic's choice).
 std::size_t moe_forward_workspace_bytes(const MoeLayerShape& shape, int block_size = 0);
+
+// The block size moe_forward(args) runs with when its buffers are on `device`: args.block_size where
+// given, else choose_block_size(shape, format, wgmma_items) with marlin_layer_wgmma_items(w13, device)
+// on Marlin weights.
+int moe_forward_block_size(const MoeForwardArgs& args, int device);
 
 // Throws std::invalid_argument for bad input (shapes, pointers, workspace too small),
 // std::runtime_error for CUDA failures.

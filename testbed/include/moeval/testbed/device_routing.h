@@ -16,7 +16,8 @@ namespace moeval::testbed {
 
 class DeviceRouting {
  public:
-  // block_size 0 = kernels::choose_block_size for the case's shape and the kernel's weight format.
+  // block_size 0 = the block size moe_forward picks for the case's shape and the kernel's weight
+  // format on `device` (kernels::choose_block_size; Marlin: with marlin_layer_wgmma_items).
   DeviceRouting(const GemmCase& c, int device, int block_size,
                 kernels::MoeWeightFormat format = kernels::MoeWeightFormat::wna16);
 
