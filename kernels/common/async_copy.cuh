@@ -11,10 +11,13 @@ __device__ inline unsigned shared_address(const void* p) { return static_cast<un
 
 // 16 bytes from global memory into shared memory, skipping L1, with L2 asked to fetch the 256 bytes
 // around the request (weights are streamed once: the next requests of the row then hit L2).
-__device__ inline void copy_async_16(void* slot, const void* src) {
-  const unsigned dst = shared_address(slot);
+// The _at forms take the 32-bit shared-memory address: a loop that adds compile-time offsets to
+// one base address per lane lets ptxas put the offsets into the copy instruction, where pointers
+// converted per copy were recomputed from the warp and lane indices at every copy.
+__device__ inline void copy_async_16_at(unsigned dst, const void* src) {
   asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" : : "r"(dst), "l"(src) : "memory");
 }
+__device__ inline void copy_async_16(void* slot, const void* src) { copy_async_16_at(shared_address(slot), src); }
 // 16 bytes through L1 (data that neighbouring warps read too, such as scales).
 __device__ inline void copy_async_16_cached(void* slot, const void* src) {
   const unsigned dst = shared_address(slot);
@@ -26,10 +29,10 @@ __device__ inline void copy_async_8(void* slot, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" : : "r"(dst), "l"(src) : "memory");
 }
 // 4 bytes through L1 (activation pairs: a moe block's rows are read by every N item of the block).
-__device__ inline void copy_async_4(void* slot, const void* src) {
-  const unsigned dst = shared_address(slot);
+__device__ inline void copy_async_4_at(unsigned dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" : : "r"(dst), "l"(src) : "memory");
 }
+__device__ inline void copy_async_4(void* slot, const void* src) { copy_async_4_at(shared_address(slot), src); }
 // 16 bytes through L1, or 16 zero bytes without any read when `fill` is false (rows and K tiles
 // a warp does not need: padding rows of a moe block, pieces past the end of its K range).
 __device__ inline void copy_async_16_or_zero(void* slot, const void* src, bool fill) {

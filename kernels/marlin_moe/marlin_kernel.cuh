@@ -294,23 +294,32 @@ __device__ inline void load_b_fragments(std::uint32_t (&b)[TT][2], unsigned buf,
   }
 }
 
+// Shared-memory addresses of a stage for one lane: its weight slot 0 (stage base + 16·lane) and its
+// activation word 0 (stage base + 4·lane; the words sit from slot kActSlot on, see
+// stage_activations), as 32-bit addresses that the caller forms from per-lane bases plus
+// compile-time stage offsets.
+struct StageAddress {
+  unsigned weight;
+  unsigned act;
+};
+
 template <typename T, int BITS, int TT, QuantMode MODE>
-__device__ inline void marlin_load_stage(uint4* slots, uint4* scale_slot, uint4* chunk, bool chunk_start, bool group_start,
+__device__ inline void marlin_load_stage(StageAddress at, uint4* scale_slot, uint4* chunk, bool chunk_start, bool group_start,
                                          std::uint32_t (&zw)[BITS / 4], const MarlinParams& p, const LaneTiles<BITS>& lt,
                                          LoadCursor<TT>& cur, int kt, int kt_end, int lane) {
   using Tile = MarlinTile<BITS, TT>;
 #pragma unroll
-  for (int i = 0; i < Tile::kWeightSlots; ++i) copy_async_16(slots + 32 * i, cur.weight + 4 * i);
+  for (int i = 0; i < Tile::kWeightSlots; ++i) copy_async_16_at(at.weight + 512u * i, cur.weight + 4 * i);
   cur.weight += lt.weight_kt_stride;
   if constexpr (Tile::kChunked) {
     if (chunk_start) marlin_load_chunk<TT>(chunk, cur, p, kt, kt_end, lane);
   } else {
     // Token g's pairs (2t, 2t+1) and (2t+8, 2t+9) of this tile: the B fragment of token tile tt.
-    std::uint32_t* act = stage_activations<BITS, TT>(slots, lane);
+    const unsigned act = at.act + 512u * Tile::kActSlot;
 #pragma unroll
     for (int tt = 0; tt < TT; ++tt) {
-      copy_async_4(act + 64 * tt, cur.x[tt]);
-      copy_async_4(act + 64 * tt + 32, cur.x[tt] + 8);
+      copy_async_4_at(act + 256u * tt, cur.x[tt]);
+      copy_async_4_at(act + 256u * tt + 128u, cur.x[tt] + 8);
       cur.x[tt] += 16;
     }
   }
@@ -587,6 +596,14 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinP
     cursor.zeros = lt.zeros + std::int64_t(p.channelwise ? 0 : kt_begin >> p.group_tile_shift) * (p.n * BITS / 32);
   }
   auto stage = [&](int s) { return slots + 32 * Tile::kSlotsPerStage * s; };
+  // The copies' destinations: per-lane bases plus stage offsets known at compile time.
+  const unsigned ring = shared_address(warp_smem);
+  const unsigned weight_base = ring + 16u * static_cast<unsigned>(lane);
+  const unsigned act_base = ring + 4u * static_cast<unsigned>(lane);
+  auto stage_address = [&](int s) {
+    const unsigned offset = 512u * Tile::kSlotsPerStage * static_cast<unsigned>(s);
+    return StageAddress{weight_base + offset, act_base + offset};
+  };
   // Chunked: every loop below steps kt by kStages from kt_begin, a multiple of kChunkTiles, so
   // stage s holds tile s % kChunkTiles of its chunk, known at compile time. The chunk buffers
   // are used in order, so a running index each for loads and computes replaces any division.
@@ -595,7 +612,7 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinP
   // Loads tile round + s into stage s (s is a compile-time constant once the loops unroll).
   auto load = [&](int s, int round) {
     const bool chunk_start = Tile::kChunked && s % Tile::kChunkTiles == 0;
-    marlin_load_stage<T, BITS, TT, MODE>(stage(s), scale_slots + 32 * (s / 2),
+    marlin_load_stage<T, BITS, TT, MODE>(stage_address(s), scale_slots + 32 * (s / 2),
                                          act_buffers + Tile::kChunkUint4 * load_buf, chunk_start,
                                          starts_group<ROUND_GROUPS>(p, round, s, kt_begin), zw[s / 2], p, lt, cursor,
                                          round + s, kt_end, lane);
