@@ -135,17 +135,25 @@ int choose_block_size(const MoeLayerShape& shape) {
 // 128 rows, and 2–2.6× slower with 64 than with 32 at 20–32 per expert (same survey).
 //
 // Those thresholds hold where the 16- to 128-row items run on the wgmma path. Where GEMM1's run on
-// mma.sync (act-order with a K shard, or a device without the path), Marlin takes the shape-only
-// thresholds above, which were measured with Marlin's mma.sync kernels (before the wgmma path
-// existed; the Marlin figures in the comment above them). There one 32-row block cost 1.00–1.05×
-// two 16-row ones at 16 tokens per expert and 1.26–1.31× at 12 (same run as the survey above, the
-// mma.sync variants), and 64-row blocks run as 32-row items (K shard: two per block, the second
-// mostly padding below ~40 per expert) or on the mma.sync 64-row kernel; 128-row blocks would only
-// add padding there. GEMM1 decides for the layer (one alignment serves both GEMMs): it holds two
-// thirds of the multiply-adds, and in a tensor-parallel act-order layer it is the one with the
-// full K (w13's K = H is not split; w2's K = I is).
+// mma.sync (act-order with a K shard, or a device without the path), Marlin has a third table:
+// 16 from 0.9·8, 32 from 1.1·16, 64 from 1.15·32, no 128-row blocks. Measured on the H200 with the
+// mma.sync path forced (docs/results/block-size-survey-mmasync-h200-2026-12-03.txt, Marlin GEMM
+// µs, B = 16 / 32 / 64): 16 per expert DeepSeek-V3 w13 M = 512 1713 / 1780 / 2916, Qwen3-30B-A3B
+// M = 256 108.0 / 117.0 / 184.2, Mixtral w13 M = 64 244 / 266 / 437; 20–24 per expert (DeepSeek-V3
+// M = 640, Qwen3 M = 384) 2164 / 1782 / 2926, 143.6 / 130.5 / 186.8; 32 per expert (M = 1024, 512,
+// 128) 2973 / 2597 / 2954, 189 / 161 / 189, 375 / 323 / 442; 40 per expert (M = 1280, 640, 160)
+// 3557 / 3276 / 2969, 209 / 212 / 190, 462 / 449 / 446. The crossings lie near 17–18 and 37 per
+// expert. (The shape-only table would cost DeepSeek-V3 21 % at 20 per expert.) Past ~40 the
+// mma.sync 64-row kernel is not always ahead (Qwen3 at 64 and 80 per expert: 265 / 293, 313 / 369
+// for 32 / 64 rows; Mixtral at 64: 592 / 660, at 96 and more 64 rows win): the round-up of each
+// expert's tokens to whole blocks decides there, which no threshold on the mean follows. On a K
+// shard a 64-row block runs as two 32-row items, so it costs no more than 32-row blocks but the
+// padding. GEMM1 decides for the layer (one alignment serves both GEMMs): it holds two thirds of
+// the multiply-adds, and in a tensor-parallel act-order layer it is the one with the full K (w13's
+// K = H is not split; w2's K = I is).
 int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format, bool wgmma_items) {
-  if (format != MoeWeightFormat::marlin || !wgmma_items) return choose_block_size(shape);
+  if (format != MoeWeightFormat::marlin) return choose_block_size(shape);
+  if (!wgmma_items) return block_below_thresholds(shape, 90 * 8, 110 * 16, 115 * 32);
   const int block = block_below_thresholds(shape, 90 * 8, 85 * 16, 85 * 32);
   return shape.tokens * shape.topk >= std::int64_t{512} * shape.num_experts ? 128 : block;
 }

@@ -86,33 +86,48 @@ TEST(MoeForwardHost, MarlinBlockSizeOnBothSidesOfEveryThreshold) {
 }
 
 // Where GEMM1's items run on mma.sync (marlin_layer_wgmma_items false: a K shard in w13, or no
-// wgmma path on the device), Marlin weights take the shape-only thresholds: 16 up to 1.3·16, 32 up
-// to 1.3·32, never 128. The two-argument form is the wgmma table.
-TEST(MoeForwardHost, MarlinBlockSizeOnMmaSyncIsTheShapeOnlyTable) {
-  for (std::int64_t m = 1; m <= 6000; ++m) {
-    const MoeLayerShape s{m, 256, 128, 10, 1};
-    ASSERT_EQ(choose_block_size(s, MoeWeightFormat::marlin, false), choose_block_size(s)) << "M = " << m;
-    ASSERT_EQ(choose_block_size(s, MoeWeightFormat::marlin, true), choose_block_size(s, MoeWeightFormat::marlin))
-        << "M = " << m;
-    ASSERT_EQ(choose_block_size(s, MoeWeightFormat::wna16, true), choose_block_size(s)) << "M = " << m;
-  }
-  // Where the two Marlin tables part (E = 10, topk = 1: p = M / 10): 13.6–20.8 and 27.2–41.6 per
-  // expert, and from 512 on.
+// wgmma path on the device), Marlin weights take their mma.sync table: 16 from 0.9·8, 32 from
+// 1.1·16, 64 from 1.15·32, never 128 (E = 10, topk = 1: M = 72, 176 and 368 are the thresholds).
+// The two-argument form is the wgmma table; WNA16 ignores the path.
+TEST(MoeForwardHost, MarlinBlockSizeOnMmaSyncOnBothSidesOfEveryThreshold) {
   const auto on = [](std::int64_t m, bool wgmma) {
     return choose_block_size({m, 256, 128, 10, 1}, MoeWeightFormat::marlin, wgmma);
   };
-  for (std::int64_t m : {136, 207}) {
+  struct Edge {
+    std::int64_t below, at;
+    int b, next;
+  };
+  for (const Edge& e : {Edge{71, 72, 8, 16}, Edge{175, 176, 16, 32}, Edge{367, 368, 32, 64}}) {
+    EXPECT_EQ(on(e.below, false), e.b) << "M = " << e.below;
+    EXPECT_EQ(on(e.at, false), e.next) << "M = " << e.at;
+  }
+  for (std::int64_t m = 1; m <= 6000; ++m) {
+    const MoeLayerShape s{m, 256, 128, 10, 1};
+    ASSERT_NE(on(m, false), 48) << "M = " << m;
+    ASSERT_NE(on(m, false), 128) << "M = " << m;
+    ASSERT_LE(on(m, false), on(m, true)) << "M = " << m;  // the wgmma table never picks smaller
+    ASSERT_EQ(on(m, true), choose_block_size(s, MoeWeightFormat::marlin)) << "M = " << m;
+    ASSERT_EQ(choose_block_size(s, MoeWeightFormat::wna16, true), choose_block_size(s)) << "M = " << m;
+    ASSERT_EQ(choose_block_size(s, MoeWeightFormat::wna16, false), choose_block_size(s)) << "M = " << m;
+  }
+  EXPECT_EQ(on(1'000'000, false), 64);
+  // Where the two Marlin tables part: 13.6–17.6 per expert (32 vs 16), 27.2–36.8 (64 vs 32), ≥ 512.
+  for (std::int64_t m : {136, 175}) {
     EXPECT_EQ(on(m, true), 32) << "M = " << m;
     EXPECT_EQ(on(m, false), 16) << "M = " << m;
   }
-  EXPECT_EQ(on(208, false), 32);
-  for (std::int64_t m : {272, 415}) {
+  for (std::int64_t m : {272, 367}) {
     EXPECT_EQ(on(m, true), 64) << "M = " << m;
     EXPECT_EQ(on(m, false), 32) << "M = " << m;
   }
   EXPECT_EQ(on(5120, true), 128);
   EXPECT_EQ(on(5120, false), 64);
-  EXPECT_EQ(on(1'000'000, false), 64);
+  // The survey's cells (DeepSeek-V3 w13, Qwen3-30B-A3B, Mixtral) on mma.sync: 16 at 16 per expert,
+  // 32 at 20–32, 64 at 40.
+  EXPECT_EQ(choose_block_size({512, 7168, 2048, 256, 8}, MoeWeightFormat::marlin, false), 16);
+  EXPECT_EQ(choose_block_size({640, 7168, 2048, 256, 8}, MoeWeightFormat::marlin, false), 32);
+  EXPECT_EQ(choose_block_size({512, 2048, 768, 128, 8}, MoeWeightFormat::marlin, false), 32);
+  EXPECT_EQ(choose_block_size({160, 4096, 14336, 8, 2}, MoeWeightFormat::marlin, false), 64);
 }
 
 // moe_forward_workspace_bytes with block_size 0 on Marlin weights covers the block size of either

@@ -8,9 +8,9 @@
 // expert receives (decode: 8; a little more than a block's worth goes to two smaller blocks rather
 // than one mostly-padding larger one, measured faster) and padding stays below E·(B-1) rows; on
 // Marlin weights 8 for p < 7.2, 16 for p < 17.6, 32 for p < 27.2, 64 for p < 512, else 128 (the
-// wgmma path's 32-row items and its producer form's 64- and 128-row ones), or WNA16's thresholds
-// where GEMM1's items run on mma.sync (act-order with a K shard in w13, or a device without the
-// wgmma path: marlin_layer_wgmma_items). Both GEMMs run on one weight format, chosen by
+// wgmma path's 32-row items and its producer form's 64- and 128-row ones), or 8 for p < 7.2, 16
+// for p < 17.6, 32 for p < 36.8, else 64 where GEMM1's items run on mma.sync (act-order with a K
+// shard in w13, or a device without the wgmma path: marlin_layer_wgmma_items). Both GEMMs run on one weight format, chosen by
 // `format`: wna16_moe on Wna16Weights, or marlin_moe on MarlinMoeWeights (act-order, is_k_full,
 // zero points as kernels/marlin_moe.h states; N = 2I and H must be multiples of 64 there).
 // The workspace holds the align output, the intermediates and, on Marlin weights, what
@@ -39,9 +39,9 @@ struct MoeLayerShape {
 };
 
 // The block size moe_forward uses for this shape when none is given (documented above): this one
-// for WNA16 weights; Marlin weights have thresholds of their own where their items of 16 rows and
-// more run on the wgmma path (`wgmma_items`), and the shape-only ones, which were measured on
-// mma.sync, where they run there. The two-argument form assumes the wgmma path.
+// for WNA16 weights; Marlin weights have two tables of their own: one where their items of 16 rows
+// and more run on the wgmma path (`wgmma_items`), one where they run on mma.sync. The
+// two-argument form takes the wgmma table.
 int choose_block_size(const MoeLayerShape& shape);
 int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format);
 int choose_block_size(const MoeLayerShape& shape, MoeWeightFormat format, bool wgmma_items);
@@ -78,8 +78,8 @@ struct MoeForwardArgs {
 // Marlin weights max(marlin_moe_workspace_bytes of GEMM1, of GEMM2): M·topk·K·2 bytes each with
 // act-order, plus kMarlinSliceWorkspaceBytes with block_size 8 or kMarlinItemCounterBytes with
 // block_size 64 and 128. With block_size 0 on Marlin weights: the larger of the sizes for the two
-// block sizes the heuristic may pick (wgmma or mma.sync thresholds), so the size does not depend
-// on the device.
+// block sizes the heuristic may pick (wgmma or mma.sync table), so the size does not depend on the
+// device.
 std::size_t moe_forward_workspace_bytes(const MoeForwardArgs& args);
 // The same for WNA16 weights from the shape and block size alone (0 = the heuristic's choice).
 std::size_t moe_forward_workspace_bytes(const MoeLayerShape& shape, int block_size = 0);
