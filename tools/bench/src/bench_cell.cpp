@@ -198,13 +198,14 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   // or the one forced for both; a second alignment where Marlin's differs.
   const kernels::MoeLayerShape layer{tokens, gemm1 ? sh.k : sh.n, gemm1 ? sh.n / 2 : sh.k, sh.experts, sh.topk};
   const int block_size = s.options.block_size != 0 ? s.options.block_size : kernels::choose_block_size(layer);
+  // Marlin's table follows the path its items take here (mma.sync where forced so).
   int current_device = 0;
   kernels::check_cuda(cudaGetDevice(&current_device), "cudaGetDevice");
-  const int marlin_block_size =
-      s.options.block_size != 0
-          ? s.options.block_size
-          : kernels::choose_block_size(layer, kernels::MoeWeightFormat::marlin,
-                                       kernels::marlin_layer_wgmma_items(kernels::MarlinMoeWeights{}, current_device));
+  const bool wgmma_items = s.options.marlin_mma_path != kernels::MarlinMmaPath::mma_sync &&
+                           kernels::marlin_layer_wgmma_items(kernels::MarlinMoeWeights{}, current_device);
+  const int marlin_block_size = s.options.block_size != 0
+                                    ? s.options.block_size
+                                    : kernels::choose_block_size(layer, kernels::MoeWeightFormat::marlin, wgmma_items);
   const Alignment wna16_align(d_ids.get(), slots, sh.experts, block_size, s.stream);
   std::optional<Alignment> own_marlin_align;
   if (marlin_block_size != block_size) own_marlin_align.emplace(d_ids.get(), slots, sh.experts, marlin_block_size, s.stream);
