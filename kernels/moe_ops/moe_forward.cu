@@ -121,18 +121,14 @@ int choose_block_size(const MoeLayerShape& shape) {
 //   32 per expert (M = 1024, 512; Mixtral M = 128): 2990 / 2194 / 2070, 193 / 137 / 126,
 //     387 / 280 / 307;
 // DeepSeek-V3 w2 alike. The crossings lie near 12–13.5 and 24–32 per expert; the thresholds sit
-// where the slower choice costs least on these shapes. Where 32-row items run on mma.sync instead
-// (a K shard, or a device without the wgmma path) one 32-row block cost 1.00–1.05× two 16-row ones
-// at 16 per expert and 1.26–1.31× at 12 (same run): those calls pay that between 13.6 and ~17.
-// From 512 tokens per expert on: 128-row blocks, whose items run on the wgmma path's producer
-// form (each dequantized weight feeds 128 tokens instead of 64). Same-run A/B on the H200, Marlin
+// where the slower choice costs least on these shapes (calls whose items run on mma.sync take the
+// mma.sync table below). From 512 tokens per expert on: 128-row blocks, whose items run on the
+// wgmma path's producer form (each dequantized weight feeds 128 tokens instead of 64). Same-run A/B on the H200, Marlin
 // GEMM, 128 vs 64: Mixtral w13 M = 2048 / 4096 / 8192 (512–2048 per expert) 0.94 / 0.83 / 0.90,
 // Qwen3-30B-A3B w13 M = 8192 (512) 0.95; but at 256 per expert DeepSeek-V3 w13 M = 8192 0.97, w2
-// 1.01, Qwen3 M = 4096 1.04, and 1.2× slower at 64 per expert. Devices without the wgmma path run
-// 128-row blocks as two 64-row items, so they only pay the padding (at most 127 rows per expert,
-// ≤ 25 % of the rows at 512 per expert); their 64-row blocks run on mma.sync, whose thresholds
-// were not measured apart. WNA16 keeps the shape-only thresholds: its kernel ran 2–5 % slower with
-// 128 rows, and 2–2.6× slower with 64 than with 32 at 20–32 per expert (same survey).
+// 1.01, Qwen3 M = 4096 1.04, and 1.2× slower at 64 per expert. WNA16 keeps the shape-only
+// thresholds: its kernel ran 2–5 % slower with 128 rows, and 2–2.6× slower with 64 than with 32
+// at 20–32 per expert (same survey).
 //
 // Those thresholds hold where the 16- to 128-row items run on the wgmma path. Where GEMM1's run on
 // mma.sync (act-order with a K shard, or a device without the path), Marlin has a third table:

@@ -13,14 +13,12 @@ DeviceRouting::DeviceRouting(const GemmCase& c, int device, int block_size, kern
   const auto slots = std::int64_t(c.routing.topk_ids.size());
   if (block_size == 0) {
     // As moe_forward picks it on this device: the scheme's act-order flags stand for w13's.
-    bool wgmma_items = false;
-    if (format == kernels::MoeWeightFormat::marlin) {
-      kernels::MarlinMoeWeights w13;
-      w13.act_order = p.scheme.act_order;
-      w13.is_k_full = p.scheme.is_k_full;
-      wgmma_items = kernels::marlin_layer_wgmma_items(w13, device);
-    }
-    block_size = kernels::choose_block_size({p.tokens, p.hidden, p.inter, int(p.experts), int(p.topk)}, format, wgmma_items);
+    kernels::MoeForwardArgs layer;
+    layer.shape = {p.tokens, p.hidden, p.inter, int(p.experts), int(p.topk)};
+    layer.format = format;
+    layer.marlin_w13.act_order = p.scheme.act_order;
+    layer.marlin_w13.is_k_full = p.scheme.is_k_full;
+    block_size = kernels::moe_forward_block_size(layer, device);
   }
   sorted_capacity_ = kernels::moe_align_sorted_capacity(slots, int(p.experts), block_size);
   const auto blocks = kernels::moe_align_block_capacity(slots, int(p.experts), block_size);

@@ -199,10 +199,10 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   const kernels::MoeLayerShape layer{tokens, gemm1 ? sh.k : sh.n, gemm1 ? sh.n / 2 : sh.k, sh.experts, sh.topk};
   const int block_size = s.options.block_size != 0 ? s.options.block_size : kernels::choose_block_size(layer);
   // Marlin's table follows the path its items take here (mma.sync where forced so).
-  int current_device = 0;
-  kernels::check_cuda(cudaGetDevice(&current_device), "cudaGetDevice");
+  int device = 0;
+  kernels::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   const bool wgmma_items = s.options.marlin_mma_path != kernels::MarlinMmaPath::mma_sync &&
-                           kernels::marlin_layer_wgmma_items(kernels::MarlinMoeWeights{}, current_device);
+                           kernels::marlin_layer_wgmma_items(kernels::MarlinMoeWeights{}, device);
   const int marlin_block_size = s.options.block_size != 0
                                     ? s.options.block_size
                                     : kernels::choose_block_size(layer, kernels::MoeWeightFormat::marlin, wgmma_items);
@@ -271,8 +271,6 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
       },
       s.options.warmup, s.options.repeats);
   const std::vector<std::uint16_t> wna16_out = download(c.get(), out_count, "download WNA16");
-  int device = 0;
-  kernels::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   kernels::moe_align(marlin_align.args);
   if (s.options.marlin_mma_path == kernels::MarlinMmaPath::mma_sync) {
     marlin.mma_path = kernels::MarlinMmaPath::mma_sync;

@@ -7,12 +7,13 @@
 // 8 for p < 7.2, 16 for p < 20.8, 32 for p < 41.6, else 64 — so a block holds about the tokens one
 // expert receives (decode: 8; a little more than a block's worth goes to two smaller blocks rather
 // than one mostly-padding larger one, measured faster) and padding stays below E·(B-1) rows; on
-// Marlin weights 8 for p < 7.2, 16 for p < 17.6, 32 for p < 27.2, 64 for p < 512, else 128 (the
+// Marlin weights 8 for p < 7.2, 16 for p < 13.6, 32 for p < 27.2, 64 for p < 512, else 128 (the
 // wgmma path's 32-row items and its producer form's 64- and 128-row ones), or 8 for p < 7.2, 16
 // for p < 17.6, 32 for p < 36.8, else 64 where GEMM1's items run on mma.sync (act-order with a K
-// shard in w13, or a device without the wgmma path: marlin_layer_wgmma_items). Both GEMMs run on one weight format, chosen by
-// `format`: wna16_moe on Wna16Weights, or marlin_moe on MarlinMoeWeights (act-order, is_k_full,
-// zero points as kernels/marlin_moe.h states; N = 2I and H must be multiples of 64 there).
+// shard in w13, or a device without the wgmma path: marlin_layer_wgmma_items). Both GEMMs run on
+// one weight format, chosen by `format`: wna16_moe on Wna16Weights, or marlin_moe on
+// MarlinMoeWeights (act-order, is_k_full, zero points as kernels/marlin_moe.h states; N = 2I and H
+// must be multiples of 64 there).
 // The workspace holds the align output, the intermediates and, on Marlin weights, what
 // marlin_moe_workspace_bytes asks for: the activations gathered through perm with act-order, the
 // K-slice space with block_size 8, the item counter with 64 and 128 (one region, reused by GEMM2:
