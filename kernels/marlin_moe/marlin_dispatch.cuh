@@ -14,7 +14,12 @@ template <typename T, int BITS, QuantMode MODE>
 void launch_marlin_mode(const MarlinParams& params, int token_tiles, cudaStream_t stream) {
   switch (token_tiles) {
     case 1:
-      if (params.slice_grid > 0) return launch_marlin_slices<T, BITS, MODE>(params, stream);
+      if (params.slice_grid > 0) {
+        if constexpr (MODE != QuantMode::k_shard) {
+          if (params.warp_columns == 2) return launch_marlin_slices<T, BITS, MODE, 2>(params, stream);
+        }
+        return launch_marlin_slices<T, BITS, MODE, 1>(params, stream);
+      }
       return launch_marlin_tiles<T, BITS, 1, MODE>(params, stream);
     case 2: return launch_marlin_tiles<T, BITS, 2, MODE>(params, stream);
     case 4: return launch_marlin_tiles<T, BITS, 4, MODE>(params, stream);

@@ -46,12 +46,16 @@ constexpr int kMarlinThreads = 128;
 //   tile into its own slot. At decode most rows of an 8-row block are padding that all read one
 //   row, so these copies are cheap, and chunks measured 4–13 % slower there.
 // Everything a tile needs arrives in the same cp.async group (a chunk travels with its first tile).
-template <int BITS, int TT>
+// CW: Marlin tile columns per warp (2 only on the 8-row slice kernel, MarlinParams::warp_columns):
+// the warp's columns share each K tile's activation copies, reads and waits.
+template <int BITS, int TT, int CW = 1>
 struct MarlinTile {
   static constexpr bool kChunked = TT >= 2;
   static constexpr int kWordsPerLane = BITS == 4 ? 4 : 8;   // int32 words of a 16×64 tile per lane
   static constexpr int kWords = 32 * kWordsPerLane;          // 128 or 256
-  static constexpr int kWeightSlots = kWordsPerLane / 4;     // uint4 per lane per stage
+  static constexpr int kColumnSlots = kWordsPerLane / 4;     // uint4 per lane per stage and tile column
+  static constexpr int kWeightSlots = CW * kColumnSlots;     // column c's from slot c·kColumnSlots on
+  static constexpr int kGroups = 4 * CW;                     // 16-column groups of the warp's columns
   static constexpr int kActSlot = kWeightSlots;              // per-lane words: 2 per token tile
   static constexpr int kSlotsPerStage = kActSlot + (kChunked ? 0 : (TT + 1) / 2);
   static constexpr int kRows = 8 * TT;
@@ -65,8 +69,9 @@ struct MarlinTile {
   static constexpr int kStages = marlin_k_stages(BITS, TT);
   static_assert(kStages == 4 || kStages == 8);
   static_assert(!kChunked || kStages % kChunkTiles == 0);
-  // Scales travel in their own ring, one slot per stage pair: a group starts only on even tiles.
-  static constexpr int kScaleSlots = kStages / 2;
+  // Scales travel in their own ring, one slot per stage pair and column (pair s / 2, column c: slot
+  // CW·(s / 2) + c): a group starts only on even tiles.
+  static constexpr int kScaleSlots = CW * kStages / 2;
   static constexpr int kChunkUint4 = kChunked ? kRows * 8 : 0;  // one activation chunk buffer
   // Chunk c's buffer is refilled when tile (c + B)·kChunkTiles is loaded, right after tile
   // (c + B)·kChunkTiles − kStages was computed; chunk c's last tile must be computed by then:
@@ -77,17 +82,17 @@ struct MarlinTile {
 // Shared memory of one warp: the cp.async ring (weight and scale slots, then the activation chunk
 // buffers) during the K loop, then (after the loop has drained) the warp's partial sums for the
 // K-split reduction. uint4 units.
-template <int BITS, int TT>
+template <int BITS, int TT, int CW = 1>
 __host__ __device__ constexpr int marlin_warp_smem_uint4() {
-  using Tile = MarlinTile<BITS, TT>;
+  using Tile = MarlinTile<BITS, TT, CW>;
   constexpr int ring =
       (Tile::kStages * Tile::kSlotsPerStage + Tile::kScaleSlots) * 32 + Tile::kActBuffers * Tile::kChunkUint4;
-  constexpr int partial = 4 * TT * 32;  // float[4 groups][TT][4][32] = 4·TT·32 uint4
+  constexpr int partial = Tile::kGroups * TT * 32;  // float[groups][TT][4][32] = groups·TT·32 uint4
   return ring > partial ? ring : partial;
 }
-template <int BITS, int TT>
+template <int BITS, int TT, int CW = 1>
 constexpr std::size_t marlin_smem_bytes() {
-  return std::size_t{4} * marlin_warp_smem_uint4<BITS, TT>() * sizeof(uint4);
+  return std::size_t{4} * marlin_warp_smem_uint4<BITS, TT, CW>() * sizeof(uint4);
 }
 
 // Position of column n's scale in a channelwise-permuted row (chunks of 32:
@@ -228,9 +233,9 @@ struct LoadCursor<TT, false> {
 
 // Per-lane words: the lane's activation words of a stage, lane-contiguous per (token tile, half),
 // so each 4-byte copy and each read of a warp is one shared-memory wavefront.
-template <int BITS, int TT>
+template <int BITS, int TT, int CW>
 __device__ inline std::uint32_t* stage_activations(uint4* stage, int lane) {
-  return reinterpret_cast<std::uint32_t*>(stage - lane + 32 * MarlinTile<BITS, TT>::kActSlot) + lane;
+  return reinterpret_cast<std::uint32_t*>(stage - lane + 32 * MarlinTile<BITS, TT, CW>::kActSlot) + lane;
 }
 
 // Activation chunk buffer: row r's 16-byte piece q (k = 8q .. 8q + 7 of the chunk) sits at unit
@@ -303,13 +308,19 @@ struct StageAddress {
   unsigned act;
 };
 
-template <typename T, int BITS, int TT, QuantMode MODE>
+// scale_slot: the lane's slot of column 0 for this stage pair (column c's 32·c uint4 on); zw: the
+// zero words of each column.
+template <typename T, int BITS, int TT, QuantMode MODE, int CW>
 __device__ inline void marlin_load_stage(StageAddress at, uint4* scale_slot, uint4* chunk, bool chunk_start, bool group_start,
-                                         std::uint32_t (&zw)[BITS / 4], const MarlinParams& p, const LaneTiles<BITS>& lt,
+                                         std::uint32_t (&zw)[CW][BITS / 4], const MarlinParams& p, const LaneTiles<BITS>& lt,
                                          LoadCursor<TT>& cur, int kt, int kt_end, int lane) {
-  using Tile = MarlinTile<BITS, TT>;
+  using Tile = MarlinTile<BITS, TT, CW>;
+  // Tile columns are adjacent in global memory: column c of the warp is kWords words on per c.
 #pragma unroll
-  for (int i = 0; i < Tile::kWeightSlots; ++i) copy_async_16_at(at.weight + 512u * i, cur.weight + 4 * i);
+  for (int i = 0; i < Tile::kWeightSlots; ++i) {
+    copy_async_16_at(at.weight + 512u * i,
+                     cur.weight + Tile::kWords * (i / Tile::kColumnSlots) + 4 * (i % Tile::kColumnSlots));
+  }
   cur.weight += lt.weight_kt_stride;
   if constexpr (Tile::kChunked) {
     if (chunk_start) marlin_load_chunk<TT>(chunk, cur, p, kt, kt_end, lane);
@@ -324,18 +335,22 @@ __device__ inline void marlin_load_stage(StageAddress at, uint4* scale_slot, uin
     }
   }
   if (MODE != QuantMode::k_shard && group_start) {
-    if (!p.channelwise) copy_async_16_cached(scale_slot, cur.scales);
-    cur.scales += p.n;
-    if constexpr (MODE == QuantMode::zero_point) {
-      if constexpr (BITS == 4) {
-        zw[0] = __ldg(cur.zeros);
-      } else {
-        const uint2 v = __ldg(reinterpret_cast<const uint2*>(cur.zeros));
-        zw[0] = v.x;
-        zw[1] = v.y;
+#pragma unroll
+    for (int c = 0; c < CW; ++c) {
+      if (!p.channelwise) copy_async_16_cached(scale_slot + 32 * c, cur.scales + 64 * c);
+      if constexpr (MODE == QuantMode::zero_point) {
+        const std::uint32_t* z = cur.zeros + c * (64 * BITS / 32);
+        if constexpr (BITS == 4) {
+          zw[c][0] = __ldg(z);
+        } else {
+          const uint2 v = __ldg(reinterpret_cast<const uint2*>(z));
+          zw[c][0] = v.x;
+          zw[c][1] = v.y;
+        }
       }
-      cur.zeros += p.n * BITS / 32;
     }
+    cur.scales += p.n;
+    if constexpr (MODE == QuantMode::zero_point) cur.zeros += p.n * BITS / 32;
   }
 }
 
@@ -403,24 +418,26 @@ __device__ inline void marlin_dequant_fragment(std::uint32_t (&a)[4], const std:
   }
 }
 
-template <typename T, int BITS, int TT, QuantMode MODE>
-__device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots, unsigned chunk, unsigned lane_offset, int j,
-                                            const GroupParams& gp, const MarlinParams& p, int expert,
+// acc[4c + wg]: 16-column group wg of the warp's column c; gp[c]: that column's group parameters.
+template <typename T, int BITS, int TT, QuantMode MODE, int CW>
+__device__ inline void marlin_compute_stage(float (&acc)[4 * CW][TT][4], uint4* slots, unsigned chunk, unsigned lane_offset,
+                                            int j, const GroupParams (&gp)[CW], const MarlinParams& p, int expert,
                                             const LaneTiles<BITS>& lt, int kt, int lane) {
-  using Tile = MarlinTile<BITS, TT>;
+  using Tile = MarlinTile<BITS, TT, CW>;
+  static_assert(CW == 1 || MODE != QuantMode::k_shard, "the K-shard path runs one tile column per warp");
   const int t = lane & 3;
   std::uint32_t b[TT][2];
   if constexpr (Tile::kChunked) {
     load_b_fragments<TT>(b, chunk, j, lane_offset);
   } else {
-    const std::uint32_t* act = stage_activations<BITS, TT>(slots, lane);
+    const std::uint32_t* act = stage_activations<BITS, TT, CW>(slots, lane);
 #pragma unroll
     for (int tt = 0; tt < TT; ++tt) {
       b[tt][0] = act[64 * tt];
       b[tt][1] = act[64 * tt + 32];
     }
   }
-  std::uint32_t w[Tile::kWordsPerLane];
+  std::uint32_t w[CW * Tile::kWordsPerLane];  // column c's words from c·kWordsPerLane on
 #pragma unroll
   for (int i = 0; i < Tile::kWeightSlots; ++i) {
     const uint4 v = slots[32 * i];
@@ -432,21 +449,23 @@ __device__ inline void marlin_compute_stage(float (&acc)[4][TT][4], uint4* slots
   uint4 scale_rows[4];
   if constexpr (MODE == QuantMode::k_shard) marlin_kshard_scales<BITS>(scale_rows, p, expert, lt, kt, t);
 #pragma unroll
-  for (int wg = 0; wg < 4; ++wg) {
+  for (int wg = 0; wg < Tile::kGroups; ++wg) {  // the words of group wg of column wg / 4 are word wg (8-bit: 2wg, 2wg + 1)
+    const GroupParams& cp = gp[wg / 4];
+    const int cg = wg % 4;
     std::uint32_t scale_lo[2], scale_hi[2];  // [0]: rows (2t, 2t+1), [1]: rows (2t+8, 2t+9)
     if constexpr (MODE == QuantMode::k_shard) {
-      const std::uint32_t r0 = uint4_at(scale_rows[0], wg), r1 = uint4_at(scale_rows[1], wg);
-      const std::uint32_t r8 = uint4_at(scale_rows[2], wg), r9 = uint4_at(scale_rows[3], wg);
+      const std::uint32_t r0 = uint4_at(scale_rows[0], cg), r1 = uint4_at(scale_rows[1], cg);
+      const std::uint32_t r8 = uint4_at(scale_rows[2], cg), r9 = uint4_at(scale_rows[3], cg);
       scale_lo[0] = __byte_perm(r0, r1, 0x5410);
       scale_lo[1] = __byte_perm(r8, r9, 0x5410);
       scale_hi[0] = __byte_perm(r0, r1, 0x7632);
       scale_hi[1] = __byte_perm(r8, r9, 0x7632);
     } else {
-      scale_lo[0] = scale_lo[1] = gp.scale2[2 * wg];
-      scale_hi[0] = scale_hi[1] = gp.scale2[2 * wg + 1];
+      scale_lo[0] = scale_lo[1] = cp.scale2[2 * cg];
+      scale_hi[0] = scale_hi[1] = cp.scale2[2 * cg + 1];
     }
     std::uint32_t a[4];
-    marlin_dequant_fragment<T, BITS>(a, w, wg, gp.zero2[2 * wg], gp.zero2[2 * wg + 1], scale_lo, scale_hi);
+    marlin_dequant_fragment<T, BITS>(a, w, wg, cp.zero2[2 * cg], cp.zero2[2 * cg + 1], scale_lo, scale_hi);
 #pragma unroll
     for (int tt = 0; tt < TT; ++tt) Half16<T>::mma(acc[wg][tt], a, b[tt][0], b[tt][1]);
   }
@@ -537,19 +556,20 @@ __device__ inline void store_marlin_sums(const MarlinParams& p, std::int64_t row
       [&](int, std::int64_t sid) { return p.topk_weights[sid]; }, sum);
 }
 
-// One warp's sums over K tiles [kt_begin, kt_end) of Marlin tile column nt for the 8·TT rows
-// row0 .. row0 + rows − 1 of a moe block of `expert` (which must be local: 0 ≤ expert < E), added
-// into acc. warp_smem: the warp's ring (marlin_warp_smem_uint4); kt_begin a multiple of kStages.
-// ROUND_GROUPS: marlin_round_groups holds for this call (see there).
-template <typename T, int BITS, int TT, QuantMode MODE, bool ROUND_GROUPS>
-__device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinParams& p, uint4* warp_smem, int expert,
+// One warp's sums over K tiles [kt_begin, kt_end) of Marlin tile columns nt .. nt + CW − 1 for the
+// 8·TT rows row0 .. row0 + rows − 1 of a moe block of `expert` (which must be local: 0 ≤ expert <
+// E), added into acc (acc[4c + wg]: group wg of column nt + c). warp_smem: the warp's ring
+// (marlin_warp_smem_uint4); kt_begin a multiple of kStages. ROUND_GROUPS: marlin_round_groups holds
+// for this call (see there).
+template <typename T, int BITS, int TT, QuantMode MODE, bool ROUND_GROUPS, int CW = 1>
+__device__ inline void marlin_warp_k_range(float (&acc)[4 * CW][TT][4], const MarlinParams& p, uint4* warp_smem, int expert,
                                            std::int64_t row0, int rows, int nt, int kt_begin, int kt_end, int lane) {
-  using Tile = MarlinTile<BITS, TT>;
+  using Tile = MarlinTile<BITS, TT, CW>;
   constexpr int kStages = Tile::kStages;
   const int g = lane >> 2;
   const int t = lane & 3;
   uint4* slots = warp_smem + lane;  // stage s, slot i: slots[32·(s·kSlotsPerStage + i)]
-  uint4* scale_slots = warp_smem + 32 * kStages * Tile::kSlotsPerStage + lane;  // pair s / 2: scale_slots[32·(s / 2)]
+  uint4* scale_slots = warp_smem + 32 * kStages * Tile::kSlotsPerStage + lane;  // pair s / 2, column c: [32·(CW·(s / 2) + c)]
   uint4* act_buffers = warp_smem + 32 * (kStages * Tile::kSlotsPerStage + Tile::kScaleSlots);
   const unsigned act_shared = shared_address(act_buffers);
   const unsigned ldsm_offset = ldmatrix_lane_offset(lane);
@@ -583,13 +603,16 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinP
   lt.zeros = p.zeros == nullptr ? nullptr
                                 : p.zeros + static_cast<std::int64_t>(expert) * p.groups * (p.n * BITS / 32) +
                                       (64 * nt + 8 * g) * BITS / 32;
-  GroupParams gp;
+  GroupParams gp[CW];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) gp.zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
-  if (MODE != QuantMode::k_shard && p.channelwise) {
-    set_scales<T>(gp, channelwise_lane_scales(p, expert, nt, g));  // G == 1: once for the whole K
+  for (int c = 0; c < CW; ++c) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) gp[c].zero2[i] = (Half16<T>::kBase | p.implicit_zero) * 0x00010001u;
+    if (MODE != QuantMode::k_shard && p.channelwise) {
+      set_scales<T>(gp[c], channelwise_lane_scales(p, expert, nt + c, g));  // G == 1: once for the whole K
+    }
   }
-  std::uint32_t zw[Tile::kScaleSlots][BITS / 4];  // zero words, one set per scale slot
+  std::uint32_t zw[Tile::kStages / 2][CW][BITS / 4];  // zero words of each column, one set per stage pair
   cursor.weight = lt.weight + kt_begin * lt.weight_kt_stride;
   cursor.scales = lt.scales + std::int64_t(p.channelwise ? 0 : kt_begin >> p.group_tile_shift) * p.n;
   if constexpr (MODE == QuantMode::zero_point) {
@@ -612,7 +635,7 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinP
   // Loads tile round + s into stage s (s is a compile-time constant once the loops unroll).
   auto load = [&](int s, int round) {
     const bool chunk_start = Tile::kChunked && s % Tile::kChunkTiles == 0;
-    marlin_load_stage<T, BITS, TT, MODE>(stage_address(s), scale_slots + 32 * (s / 2),
+    marlin_load_stage<T, BITS, TT, MODE, CW>(stage_address(s), scale_slots + 32 * CW * (s / 2),
                                          act_buffers + Tile::kChunkUint4 * load_buf, chunk_start,
                                          starts_group<ROUND_GROUPS>(p, round, s, kt_begin), zw[s / 2], p, lt, cursor,
                                          round + s, kt_end, lane);
@@ -623,11 +646,14 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4][TT][4], const MarlinP
     wait_async<kStages - 1>();
     if constexpr (Tile::kChunked) __syncwarp();  // the chunk's rows were copied by other lanes of the warp
     if (MODE != QuantMode::k_shard && starts_group<ROUND_GROUPS>(p, round, s, kt_begin)) {
-      if (!p.channelwise) set_scales<T>(gp, scale_slots[32 * (s / 2)]);
-      if constexpr (MODE == QuantMode::zero_point) set_zeros<T, BITS>(gp, zw[s / 2]);
+#pragma unroll
+      for (int c = 0; c < CW; ++c) {
+        if (!p.channelwise) set_scales<T>(gp[c], scale_slots[32 * (CW * (s / 2) + c)]);
+        if constexpr (MODE == QuantMode::zero_point) set_zeros<T, BITS>(gp[c], zw[s / 2][c]);
+      }
     }
     const int j = s % Tile::kChunkTiles;
-    marlin_compute_stage<T, BITS, TT, MODE>(acc, stage(s), act_shared + 16u * Tile::kChunkUint4 * compute_buf,
+    marlin_compute_stage<T, BITS, TT, MODE, CW>(acc, stage(s), act_shared + 16u * Tile::kChunkUint4 * compute_buf,
                                             ldsm_offset, j, gp, p, expert, lt, round + s, lane);
     if (Tile::kChunked && j == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
   };

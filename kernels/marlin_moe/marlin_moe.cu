@@ -86,6 +86,13 @@ void check_arguments(const MarlinMoeArgs& args) {
            "here block_size = " + str(args.blocks.block_size) + (k_shard(w) ? " with a K shard" : ""));
   }
   if (args.max_thread_blocks < 0) reject("max_thread_blocks = " + str(args.max_thread_blocks) + "; must be ≥ 0 (0: no cap)");
+  if (args.warp_columns < 0 || args.warp_columns > 2) {
+    reject("warp_columns = " + str(args.warp_columns) + "; allowed 0 (chosen), 1 or 2");
+  }
+  if (args.warp_columns == 2 && (args.shape.n % 128 != 0 || k_shard(w))) {
+    reject("warp_columns = 2 needs N a multiple of 128 (N = " + str(args.shape.n) + ") and no K shard" +
+           (k_shard(w) ? " (this call has one: act-order with is_k_full = false)" : ""));
+  }
   if (args.wgmma_warpgroups < 0 || args.wgmma_warpgroups > detail::kWgmmaProducerForm) {
     reject("wgmma_warpgroups = " + str(args.wgmma_warpgroups) + "; allowed 0 (chosen), 1, 2 or 3 (producer form)");
   }
@@ -345,14 +352,31 @@ namespace detail {
 // split in shared memory, 16.7 with 8 slices across warps), and unsplit whole columns leave warps
 // idle (DeepSeek-V3 w13 M = 4: 156 vs 173 µs). Slices are whole rounds of kStages tiles, at least
 // kMinSliceRounds each.
+// Two tile columns per warp (where N holds whole pairs and there is no K shard) where the expected
+// column pairs fill at least 7/8 of a round of the two-column grid's warps (3 thread blocks per
+// SM): a warp then copies, waits for and reads each K tile's activation words once for two
+// columns. Measured on the H200 (same run, docs/results/ab-h200-2026-12-03-c.txt): 5–17 % faster
+// at 1.02 rounds and more (DeepSeek-V3 w13 M = 16 445 → 373 µs, w2 M = 4 89.5 → 85.0 at 1.08
+// rounds, Qwen3-30B-A3B M = 64 77.8 → 68.9 at 1.02), 2 % slower at 0.77 rounds (Mixtral w13 M = 4,
+// whose pairs leave a quarter of the warps idle where single columns fill 93 % of them).
 SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, int sms) {
-  std::int64_t blocks = std::int64_t{sms} * marlin_resident_blocks(1);
-  if (args.max_thread_blocks > 0) blocks = std::min<std::int64_t>(blocks, args.max_thread_blocks);
-  blocks = std::min<std::int64_t>(blocks, kMaxSliceWarps / 4);
-  if (likely_columns < 4 * blocks) return {1, 0};
+  const auto grid = [&](int columns) {
+    std::int64_t blocks = std::int64_t{sms} * marlin_slice_resident_blocks(columns);
+    if (args.max_thread_blocks > 0) blocks = std::min<std::int64_t>(blocks, args.max_thread_blocks);
+    // A tail unit takes `columns` workspace slots: at most kMaxSliceWarps slots in all.
+    return std::min<std::int64_t>(blocks, kMaxSliceWarps / (4 * columns));
+  };
+  const std::int64_t blocks = grid(1);
+  if (likely_columns < 4 * blocks) return {1, 0, 1};
   const int stages = marlin_k_stages(marlin_bits(args.weights.type), 1);
   const std::int64_t rounds = (args.shape.k / 16 + stages - 1) / stages;
-  return {static_cast<int>(std::clamp<std::int64_t>(rounds / kMinSliceRounds, 1, 64)), blocks};
+  const int max_slices = static_cast<int>(std::clamp<std::int64_t>(rounds / kMinSliceRounds, 1, 64));
+  int columns = args.warp_columns;
+  if (columns == 0) {
+    const bool pairs = args.shape.n % 128 == 0 && !k_shard(args.weights);
+    columns = pairs && 8 * (likely_columns / 2) >= 7 * 4 * grid(2) ? 2 : 1;
+  }
+  return {max_slices, grid(columns), columns};
 }
 
 }  // namespace detail
@@ -388,6 +412,11 @@ void marlin_moe(const MarlinMoeArgs& args) {
   const int block_size = args.blocks.block_size;
   const int token_tiles = detail::marlin_token_tiles(block_size, k_shard(w));
   const int sms = sm_count(device);
+  if (args.warp_columns == 2 && (wgmma || token_tiles != 1 || slice_plan(args, sms).grid == 0)) {
+    reject("warp_columns = 2 runs 8-row items on the slice kernel only (block_size 8 where the expected tile columns "
+           "fill a round of the device's resident warps: marlin_moe_uses_slices); here block_size = " + str(block_size) +
+           (token_tiles == 1 ? ", which runs on the thread-block kernel" : ""));
+  }
 
   detail::MarlinParams p{};
   p.a = static_cast<const std::uint16_t*>(args.a);
@@ -453,6 +482,7 @@ void marlin_moe(const MarlinMoeArgs& args) {
     const detail::SlicePlan plan = slice_plan(args, sms);
     p.max_slices = plan.max_slices;
     p.slice_grid = plan.grid;
+    p.warp_columns = plan.columns;
     if (plan.grid > 0) {  // the slice kernel's workspace and this call's stamp
       char* slice_ws = static_cast<char*>(args.workspace) + gather_bytes(args);
       p.slice_partials = reinterpret_cast<float*>(slice_ws);

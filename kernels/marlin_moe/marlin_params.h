@@ -46,6 +46,7 @@ struct MarlinParams {
   // tells this call's arrivals from anything else in those words.
   int max_slices;
   std::int64_t slice_grid;       // 0: 8-row items run on the thread-block kernel instead
+  int warp_columns;              // the slice kernel's Marlin tile columns per warp: 1 or 2 (n_tiles even)
   std::int64_t max_grid;         // > 0: MarlinMoeArgs::max_thread_blocks
   float* slice_partials;
   unsigned long long* slice_arrivals;
@@ -70,6 +71,10 @@ constexpr int marlin_k_stages(int bits, int token_tiles) { return bits == 4 && t
 constexpr int marlin_resident_blocks(int token_tiles) {
   return token_tiles >= 8 ? 2 : token_tiles == 4 ? 3 : token_tiles == 2 ? 4 : 5;
 }
+// Thread blocks of the 8-row slice kernel per SM with `columns` Marlin tile columns per warp: 5 with
+// one (as above), 3 with two (twice the weight slots: 64 KB of shared memory a block at 4 bits, and
+// up to 157 registers a thread).
+constexpr int marlin_slice_resident_blocks(int columns) { return columns == 2 ? 3 : marlin_resident_blocks(1); }
 
 // Host heuristics of marlin_moe (declared here for their host tests).
 // Rows per work item / 8: a whole block up to 32 rows; 48 → 3 × 16 rows; 64 and 128 → 64-row
@@ -101,6 +106,7 @@ constexpr int kMinSliceRounds = 2;
 struct SlicePlan {
   int max_slices;
   std::int64_t grid;
+  int columns = 1;  // Marlin tile columns per warp
 };
 SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, int sms);
 

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -47,6 +48,8 @@ struct Config {
   // block_size 8: cap the thread blocks (max_thread_blocks) so that the call runs the slice kernel:
   // whole-column rounds, then a last round whose columns are split in K slices (see slice_cap).
   bool sliced_tail = false;
+  // warp_columns: Marlin tile columns per warp of the 8-row slice kernel (0 chosen, 1 or 2 forced).
+  int warp_columns = 0;
   // > 0: at most this many thread blocks (max_thread_blocks), so that each runs many items in turn.
   int thread_blocks = 0;
   // > 0 (the mma.sync thread-block kernel): the smallest thread-block cap under which the call
@@ -76,6 +79,7 @@ struct Config {
     if (warpgroups == 3) s += "_producer";
     else if (warpgroups != 0) s += "_wg" + std::to_string(warpgroups);
     if (sliced_tail) s += "_slicedtail";
+    if (warp_columns != 0) s += "_cw" + std::to_string(warp_columns);
     if (thread_blocks > 0) s += "_tb" + std::to_string(thread_blocks);
     if (warps_k > 0) s += "_wk" + std::to_string(warps_k);
     if (shuffled) s += "_shuffled";
@@ -235,9 +239,11 @@ void check_case(const Config& config, std::uint64_t seed) {
   }
   DeviceCase d(c, config.block);
   d.args.mma_path = config.path;
+  d.args.warp_columns = config.warp_columns;
   if (config.sliced_tail) {
     const std::int64_t blocks = d.post_padded.download()[0] / d.block;
-    d.args.max_thread_blocks = slice_cap(blocks * (c.shape.n / 64));
+    // The slice kernel's units are tile columns, or pairs of them with two columns per warp.
+    d.args.max_thread_blocks = slice_cap(blocks * (c.shape.n / (config.warp_columns == 2 ? 128 : 64)));
     ASSERT_GT(d.args.max_thread_blocks, 0) << "no cap gives a sliced last round for " << blocks << " blocks";
     ASSERT_TRUE(marlin_moe_uses_slices(d.args, 0)) << "the case must run the per-warp kernel";
   }
@@ -578,6 +584,7 @@ std::vector<Config> slices() {
   Config sliced;
   sliced.block = 8;
   sliced.sliced_tail = true;
+  sliced.warp_columns = 1;
   for (Config c : every_format(sliced)) {
     c.hidden = c.inter = c.group == 128 ? 1152 : 1088;
     // exact tier: fp32 must hold every partial sum exactly, which 8-bit codes at this K do not
@@ -587,6 +594,7 @@ std::vector<Config> slices() {
   Config ep;
   ep.block = 8;
   ep.sliced_tail = true;
+  ep.warp_columns = 1;
   ep.expert_map = true;
   ep.tokens = 33;
   ep.hidden = ep.inter = 1152;
@@ -600,6 +608,22 @@ std::vector<Config> slices() {
   shard.k_shard_rank = 1;
   shard.hidden = 1152;  // the rank's K (GEMM1)
   out.push_back(shard);
+  // Two tile columns per warp (N a multiple of 128, no K shard): H = 1152 (GEMM2's N: 9 column
+  // pairs), I = 1088 or 1152 (GEMM1's N = 2I: 17 or 18 pairs), so a last round splits odd pair
+  // counts too; non-local experts.
+  sliced.warp_columns = 2;
+  for (Config c : every_format(sliced)) {
+    c.hidden = 1152;
+    c.inter = c.group == 128 ? 1152 : 1088;
+    if (bits_of(c.type) == 8 && c.gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
+    out.push_back(c);
+    if (!has_zero_point(c.type) && c.group > 0) {  // act-order over the full K: grouped scales
+      c.act_order = true;
+      out.push_back(c);
+    }
+  }
+  ep.warp_columns = 2;
+  out.push_back(ep);
   return out;
 }
 
@@ -653,6 +677,34 @@ std::vector<Config> warp_splits() {
 }
 
 INSTANTIATE_TEST_SUITE_P(WarpSplits, MarlinMoe, ::testing::ValuesIn(warp_splits()), config_name);
+
+// Two tile columns per warp exist only on the 8-row slice kernel: forced where a call runs another
+// kernel, one clear error before anything is launched (the output keeps its poison).
+TEST(MarlinMoeWarpColumns, TwoRejectedOffTheSliceKernel) {
+  MOEVAL_REQUIRE_GPUS(1);
+  const GemmCase c = build_gemm_case(Config{}.problem(5));  // N = 512: whole column pairs
+  for (int block : {8, 16}) {
+    DeviceCase d(c, block);
+    ASSERT_FALSE(marlin_moe_uses_slices(d.args, 0)) << "a small problem runs the thread-block kernel";
+    d.args.warp_columns = 2;
+    d.out.poison(0xFF);
+    try {
+      marlin_moe(d.args);
+      ADD_FAILURE() << "block_size " << block << ": warp_columns = 2 was accepted";
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("warp_columns = 2 runs 8-row items on the slice kernel only"), std::string::npos) << what;
+      EXPECT_NE(what.find("here block_size = " + std::to_string(block)), std::string::npos) << what;
+      if (block == 8) {
+        EXPECT_NE(what.find("which runs on the thread-block kernel"), std::string::npos) << what;
+      }
+    }
+    const std::vector<std::uint16_t> out = d.out.download();
+    EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](std::uint16_t v) { return v == 0xFFFF; })) << "something ran";
+    d.args.warp_columns = 1;  // one column is what these kernels run anyway
+    EXPECT_NO_THROW(marlin_moe(d.args));
+  }
+}
 
 }  // namespace
 }  // namespace moeval::kernels::test

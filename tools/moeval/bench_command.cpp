@@ -32,6 +32,7 @@ struct BenchOptions {
   int device = 0;
   bool skip_cublas = false;
   int marlin_wgmma_warpgroups = 0;
+  int marlin_warp_columns = 0;
   int block_size = 0;
   std::string marlin_mma_path = "automatic";
   std::vector<std::string> compare;  // two bench JSON files: compare them, time nothing
@@ -68,6 +69,7 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   cell_options.repeats = o.repeats;
   cell_options.with_cublas = !o.skip_cublas;
   cell_options.marlin_wgmma_warpgroups = o.marlin_wgmma_warpgroups;
+  cell_options.marlin_warp_columns = o.marlin_warp_columns;
   cell_options.block_size = o.block_size;
   cell_options.marlin_mma_path = o.marlin_mma_path == "mma_sync" ? kernels::MarlinMmaPath::mma_sync
                                  : o.marlin_mma_path == "wgmma"  ? kernels::MarlinMmaPath::wgmma
@@ -104,6 +106,10 @@ Runner add_bench_command(CLI::App& app) {
                   "Warpgroups per thread block for the Marlin cells on 64-row wgmma items: 0 the kernel's choice "
                   "(default), 1 or 2 forced there, or 3 for the producer form (A/Bs of the forms)")
       ->check(integer_in(0, 3));
+  cmd->add_option("--marlin-warp-columns", options->marlin_warp_columns,
+                  "Marlin tile columns per warp for the Marlin cells on the 8-row slice kernel: 0 the kernel's "
+                  "choice (default), 1 or 2 forced where N allows (A/Bs)")
+      ->check(integer_in(0, 2));
   cmd->add_option("--block-size", options->block_size,
                   "moe block size of every cell, both kernels (A/Bs); default 0: moe_forward's choice")
       ->check(integer_of({0, 8, 16, 32, 48, 64, 128}));

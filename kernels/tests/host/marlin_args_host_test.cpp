@@ -173,6 +173,32 @@ TEST_F(MarlinMoeErrors, TwoWarpgroupsNeedSixtyFourRowWgmmaItems) {
   }
 }
 
+// The slice kernel's column count: 0, 1 or 2, and 2 only where N holds whole column pairs and the
+// call has no K shard (whose per-row scale lookup runs one column per warp).
+TEST_F(MarlinMoeErrors, TwoSliceColumnsNeedColumnPairsAndNoKShard) {
+  MarlinMoeArgs args = valid();  // N = 128
+  args.blocks.block_size = 8;
+  for (int columns : {0, 1, 2}) {
+    args.warp_columns = columns;
+    EXPECT_EQ(error_of(args).find("warp_columns"), std::string::npos) << columns << ": " << error_of(args);
+  }
+  args.warp_columns = 3;
+  EXPECT_NE(error_of(args).find("warp_columns = 3; allowed 0 (chosen), 1 or 2"), std::string::npos) << error_of(args);
+  args.warp_columns = -1;
+  EXPECT_NE(error_of(args).find("warp_columns = -1; allowed 0 (chosen), 1 or 2"), std::string::npos) << error_of(args);
+  args.warp_columns = 2;
+  args.shape.n = 192;
+  EXPECT_NE(error_of(args).find("warp_columns = 2 needs N a multiple of 128 (N = 192) and no K shard"), std::string::npos)
+      << error_of(args);
+  args.shape.n = 128;
+  args.weights.act_order = true;
+  args.weights.is_k_full = false;
+  args.weights.perm = static_cast<const std::int32_t*>(args.a);
+  args.weights.g_idx = static_cast<const std::int32_t*>(args.a);
+  EXPECT_NE(error_of(args).find("and no K shard (this call has one: act-order with is_k_full = false)"), std::string::npos)
+      << error_of(args);
+}
+
 // The producer form copies zero points with the bulk copy engine, which needs 16-byte aligned
 // sources; the other forms take 8-byte aligned zeros.
 TEST_F(MarlinMoeErrors, ProducerFormNeedsSixteenByteAlignedZeros) {

@@ -133,6 +133,34 @@ TEST(MarlinHeuristics, SliceKernelWhereColumnsFillARoundOfWarps) {
   EXPECT_LE(detail::plan_slices(args_for(64, 2048, 1, 1, 8), 1 << 20, 1000).grid * 4, detail::kMaxSliceWarps);
 }
 
+// Two tile columns per warp on the slice kernel where N holds whole pairs, there is no K shard and
+// the expected pairs fill 7/8 of a round of the two-column grid's warps (3 blocks per SM: 396 on
+// 132 SMs, 1584 warps, 7/8 of them 1386 pairs = 2772 columns); a forced count is kept.
+TEST(MarlinHeuristics, TwoColumnsPerWarpWherePairsFillSevenEighthsOfARound) {
+  constexpr int kSms = 132;
+  auto plan = [](std::int64_t n, std::int64_t columns, int forced = 0) {
+    MarlinMoeArgs args = args_for(n, 2048, 1, 1, 8);
+    args.warp_columns = forced;
+    return detail::plan_slices(args, columns, kSms);
+  };
+  EXPECT_EQ(plan(128, 2771).columns, 1);
+  EXPECT_EQ(plan(128, 2771).grid, 660);
+  EXPECT_EQ(plan(128, 2772).columns, 2);
+  EXPECT_EQ(plan(128, 2772).grid, 396);
+  EXPECT_EQ(plan(128, 2772).max_slices, 8);  // slices as with one column
+  EXPECT_EQ(plan(192, 9000).columns, 1);     // N = 192: three columns, no whole pairs
+  EXPECT_EQ(plan(128, 2639).grid, 0);        // one round of single-column warps holds them
+  EXPECT_EQ(plan(128, 9000, 1).columns, 1);
+  EXPECT_EQ(plan(128, 2700, 2).columns, 2);
+  EXPECT_EQ(plan(128, 2700, 2).grid, 396);
+  MarlinMoeArgs shard = args_for(128, 2048, 1, 1, 8);
+  shard.weights.act_order = true;
+  shard.weights.is_k_full = false;
+  EXPECT_EQ(detail::plan_slices(shard, 9000, kSms).columns, 1);
+  // Two columns take two workspace slots per tail unit: the grid stays within them.
+  EXPECT_LE(detail::plan_slices(args_for(128, 2048, 1, 1, 8), 1 << 20, 1000).grid * 4 * 2, detail::kMaxSliceWarps);
+}
+
 // The producer form for 64- and 128-row wgmma items wherever the zero points are absent or 16-byte
 // aligned; a forced count is kept.
 TEST(MarlinHeuristics, WgmmaProducerFormWhereZeroPointsAllowBulkCopies) {

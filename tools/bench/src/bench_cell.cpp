@@ -283,6 +283,11 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   if (s.options.marlin_wgmma_warpgroups != 0 && forcible && kernels::marlin_moe_uses_wgmma(marlin, device)) {
     marlin.wgmma_warpgroups = s.options.marlin_wgmma_warpgroups;
   }
+  // Forced tile columns per warp only where the cell runs the slice kernel (and N holds whole pairs).
+  if (s.options.marlin_warp_columns != 0 && kernels::marlin_moe_uses_slices(marlin, device) &&
+      (s.options.marlin_warp_columns == 1 || marlin.shape.n % 128 == 0)) {
+    marlin.warp_columns = s.options.marlin_warp_columns;
+  }
   const int warpgroups = kernels::marlin_moe_wgmma_warpgroups(marlin, device);
   r.marlin_kernel = warpgroups == 3   ? "wgmma-producer"
                     : warpgroups == 2 ? "wgmma-2wg"

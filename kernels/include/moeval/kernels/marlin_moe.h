@@ -123,6 +123,13 @@ struct MarlinMoeArgs {
   // items as with 2; zeros must be 16-byte aligned). Tests force each; 2 and 3 are rejected
   // (std::invalid_argument) where the call does not run such items.
   int wgmma_warpgroups = 0;
+  // Marlin tile columns per warp of the 8-row slice kernel (marlin_moe_uses_slices): 0 chooses
+  // (two where N holds whole pairs, there is no K shard and the expected pairs fill 7/8 of a round
+  // of resident warps), 1 or 2 forces. Two: each K tile's activation words are copied, waited for
+  // and read once for two columns, at 3 thread blocks per SM instead of 5; it needs N a multiple of
+  // 128 and no K shard. 2 is rejected (std::invalid_argument) where the call does not run the slice
+  // kernel; 1 is what every other kernel runs anyway.
+  int warp_columns = 0;
 };
 
 // Workspace of block_size 8 (the decode path, 8-row work items): K slices of a tile column run on

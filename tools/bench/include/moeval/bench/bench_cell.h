@@ -23,6 +23,9 @@ struct CellOptions {
   // kernel's choice; 1 or 2 forced there, 3 the producer form, which also takes 128-row items;
   // other cells unaffected): same-run A/Bs of the forms.
   int marlin_wgmma_warpgroups = 0;
+  // Marlin tile columns per warp for the cells on the 8-row slice kernel (0: the kernel's choice; 1
+  // or 2 forced where N is a multiple of 128): same-run A/Bs.
+  int marlin_warp_columns = 0;
   // The moe block size of every cell (both kernels) in place of choose_block_size's (0: chosen).
   int block_size = 0;
   // The Marlin cells' tensor-core path: automatic (the kernel's choice), mma_sync forced everywhere,
