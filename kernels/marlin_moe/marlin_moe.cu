@@ -353,12 +353,12 @@ namespace detail {
 // idle (DeepSeek-V3 w13 M = 4: 156 vs 173 µs). Slices are whole rounds of kStages tiles, at least
 // kMinSliceRounds each.
 // Two tile columns per warp (where N holds whole pairs and there is no K shard) where the expected
-// column pairs fill at least 7/8 of a round of the two-column grid's warps (3 thread blocks per
+// column pairs fill at least 9/10 of a round of the two-column grid's warps (3 thread blocks per
 // SM): a warp then copies, waits for and reads each K tile's activation words once for two
 // columns. Measured on the H200 (same run, docs/results/ab-h200-2026-12-03-c.txt): 5–17 % faster
-// at 1.02 rounds and more (DeepSeek-V3 w13 M = 16 445 → 373 µs, w2 M = 4 89.5 → 85.0 at 1.08
-// rounds, Qwen3-30B-A3B M = 64 77.8 → 68.9 at 1.02), 2 % slower at 0.77 rounds (Mixtral w13 M = 4,
-// whose pairs leave a quarter of the warps idle where single columns fill 93 % of them).
+// from 0.98 rounds of pairs on (DeepSeek-V3 w13 M = 16 445 → 373 µs; Qwen3-30B-A3B M = 64 77.8 →
+// 68.9 at 0.98 rounds, DeepSeek-V3 w2 M = 4 89.5 → 85.0 at 1.10), 2 % slower at 0.85 (Mixtral w13
+// M = 4: its pairs leave 15 % of the two-column warps idle, its single columns fill a round).
 SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, int sms) {
   const auto grid = [&](int columns) {
     std::int64_t blocks = std::int64_t{sms} * marlin_slice_resident_blocks(columns);
@@ -374,7 +374,7 @@ SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, in
   int columns = args.warp_columns;
   if (columns == 0) {
     const bool pairs = args.shape.n % 128 == 0 && !k_shard(args.weights);
-    columns = pairs && 8 * (likely_columns / 2) >= 7 * 4 * grid(2) ? 2 : 1;
+    columns = pairs && 10 * (likely_columns / 2) >= 9 * 4 * grid(2) ? 2 : 1;
   }
   return {max_slices, grid(columns), columns};
 }

@@ -124,7 +124,7 @@ struct MarlinMoeArgs {
   // (std::invalid_argument) where the call does not run such items.
   int wgmma_warpgroups = 0;
   // Marlin tile columns per warp of the 8-row slice kernel (marlin_moe_uses_slices): 0 chooses
-  // (two where N holds whole pairs, there is no K shard and the expected pairs fill 7/8 of a round
+  // (two where N holds whole pairs, there is no K shard and the expected pairs fill 9/10 of a round
   // of resident warps), 1 or 2 forces. Two: each K tile's activation words are copied, waited for
   // and read once for two columns, at 3 thread blocks per SM instead of 5; it needs N a multiple of
   // 128 and no K shard. 2 is rejected (std::invalid_argument) where the call does not run the slice
