@@ -50,6 +50,10 @@ std::vector<MoeProblem> sanitize_problems() {
   // ~20 rows per expert: 32-row blocks (Marlin's one-warpgroup wgmma items on sm_90a), zero points,
   // GEMM2 with routing weights.
   v.push_back(gemm_problem(ProblemKind::gemm2, WeightType::uint4, 32, DType::bf16, Tier::exact, 4, 40, 2));
+  // Decode over many experts (~223 8-row blocks × 16 tile columns): on an H200 (132 SMs) Marlin's
+  // slice kernel with two tile columns per warp, a whole round of column pairs and a last round
+  // split in 2 K slices that meet in the workspace (K = 512: 4 rounds of 8 K tiles).
+  v.push_back(gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 128, DType::bf16, Tier::exact, 256, 64, 8, 512, 512));
   // Act-order, for the kernels whose layout carries g_idx.
   MoeProblem act = gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 64, DType::f16, Tier::bounded, 8, 9, 2);
   act.scheme.act_order = true;
