@@ -73,7 +73,7 @@ constexpr int marlin_resident_blocks(int token_tiles) {
 }
 // Thread blocks of the 8-row slice kernel per SM with `columns` Marlin tile columns per warp: 5 with
 // one (as above), 3 with two (twice the weight slots: 64 KB of shared memory a block at 4 bits, and
-// up to 157 registers a thread).
+// 145–168 registers a thread, within the 170 that 3 blocks leave).
 constexpr int marlin_slice_resident_blocks(int columns) { return columns == 2 ? 3 : marlin_resident_blocks(1); }
 
 // Host heuristics of marlin_moe (declared here for their host tests).

@@ -5,7 +5,7 @@
 // Two columns per warp (CW = 2, MarlinParams::warp_columns): the warp copies, waits for and reads
 // each K tile's activation words once for both columns, and its two columns' dequantization and
 // MMAs interleave; the cost is 3 thread blocks per SM instead of 5 (twice the weight and scale
-// slots, up to 157 registers). Below, "column" then means a pair. plan_slices says where it runs.
+// slots, 145–168 registers). Below, "column" then means a pair. plan_slices says where it runs.
 //
 // Why a kernel of its own: an 8-row item's warps never exchange data (each lane copies its own
 // weights and activation words), so a warp can take work on its own. Work unit = (moe block, tile
