@@ -26,6 +26,10 @@ bool aligned(const void* p, std::uintptr_t bytes) { return reinterpret_cast<std:
 // True for act-order without the full K: every Marlin row's group comes from g_idx.
 bool k_shard(const MarlinMoeWeights& w) { return w.act_order && !w.is_k_full; }
 
+// Whether the slice kernel can take two tile columns per warp: N holds whole pairs of 64-column
+// tiles, and no K shard (whose per-row group lookup runs one column per warp).
+bool two_columns_allowed(const MarlinMoeArgs& args) { return args.shape.n % 128 == 0 && !k_shard(args.weights); }
+
 void check_weights(const MarlinMoeWeights& w, const GemmNK& s) {
   if (w.num_experts < 1) reject("weights.num_experts = " + str(w.num_experts) + "; must be ≥ 1");
   if (w.group_size != -1 && w.group_size != 32 && w.group_size != 64 && w.group_size != 128) {
@@ -89,7 +93,7 @@ void check_arguments(const MarlinMoeArgs& args) {
   if (args.warp_columns < 0 || args.warp_columns > 2) {
     reject("warp_columns = " + str(args.warp_columns) + "; allowed 0 (chosen), 1 or 2");
   }
-  if (args.warp_columns == 2 && (args.shape.n % 128 != 0 || k_shard(w))) {
+  if (args.warp_columns == 2 && !two_columns_allowed(args)) {
     reject("warp_columns = 2 needs N a multiple of 128 (N = " + str(args.shape.n) + ") and no K shard" +
            (k_shard(w) ? " (this call has one: act-order with is_k_full = false)" : ""));
   }
@@ -373,8 +377,7 @@ SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, in
   const int max_slices = static_cast<int>(std::clamp<std::int64_t>(rounds / kMinSliceRounds, 1, 64));
   int columns = args.warp_columns;
   if (columns == 0) {
-    const bool pairs = args.shape.n % 128 == 0 && !k_shard(args.weights);
-    columns = pairs && 10 * (likely_columns / 2) >= 9 * 4 * grid(2) ? 2 : 1;
+    columns = two_columns_allowed(args) && 10 * (likely_columns / 2) >= 9 * 4 * grid(2) ? 2 : 1;
   }
   return {max_slices, grid(columns), columns};
 }
