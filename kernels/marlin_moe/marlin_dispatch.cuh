@@ -1,10 +1,12 @@
 // Internal: the Marlin MoE GEMM instances by item height and quantization mode (8-row items on the
-// per-warp slice kernel where marlin_moe planned slices, else the thread-block kernel).
+// per-warp slice kernel where marlin_moe planned slices, else on the column kernel; taller items on
+// the thread-block kernel).
 #pragma once
 
 #include <stdexcept>
 #include <string>
 
+#include "marlin_column_kernel.cuh"
 #include "marlin_kernel.cuh"
 #include "marlin_slice_kernel.cuh"
 
@@ -20,7 +22,10 @@ void launch_marlin_mode(const MarlinParams& params, int token_tiles, cudaStream_
         }
         return launch_marlin_slices<T, BITS, MODE, 1>(params, stream);
       }
-      return launch_marlin_tiles<T, BITS, 1, MODE>(params, stream);
+      if constexpr (MODE != QuantMode::k_shard) {
+        if (params.warp_columns == 2) return launch_marlin_columns<T, BITS, MODE, 2>(params, stream);
+      }
+      return launch_marlin_columns<T, BITS, MODE, 1>(params, stream);
     case 2: return launch_marlin_tiles<T, BITS, 2, MODE>(params, stream);
     case 4: return launch_marlin_tiles<T, BITS, 4, MODE>(params, stream);
     case 8:  // 64-row items: not on the K-shard path (marlin_token_tiles)

@@ -93,6 +93,13 @@ void check_arguments(const MarlinMoeArgs& args) {
   if (args.warp_columns < 0 || args.warp_columns > 2) {
     reject("warp_columns = " + str(args.warp_columns) + "; allowed 0 (chosen), 1 or 2");
   }
+  if (args.warps_k < 0 || args.warps_k > detail::marlin_column_max_warps(1)) {
+    reject("warps_k = " + str(args.warps_k) + "; allowed 0 (chosen) or 1.." + str(detail::marlin_column_max_warps(1)));
+  }
+  if (args.warp_columns == 2 && args.warps_k > detail::marlin_column_max_warps(2)) {
+    reject("warps_k = " + str(args.warps_k) + " with warp_columns = 2; two tile columns per warp allow 1.." +
+           str(detail::marlin_column_max_warps(2)) + " warps per thread block");
+  }
   if (args.warp_columns == 2 && !two_columns_allowed(args)) {
     reject("warp_columns = 2 needs N a multiple of 128 (N = " + str(args.shape.n) + ") and no K shard" +
            (k_shard(w) ? " (this call has one: act-order with is_k_full = false)" : ""));
@@ -333,16 +340,31 @@ std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args) {
 
 namespace {
 
-// The slice kernel's plan for an 8-row call (grid 0: the thread-block kernel).
+// The slice kernel's plan for an 8-row call (grid 0: the column kernel; a forced warps_k runs it).
 detail::SlicePlan slice_plan(const MarlinMoeArgs& args, int sms) {
+  if (args.warps_k != 0) return {1, 0, 1};
   const std::int64_t block_capacity = args.blocks.sorted_capacity / args.blocks.block_size;
   return detail::plan_slices(args, expected_block_count(args, block_capacity) * (args.shape.n / 64), sms);
+}
+
+// Whether the call runs 8-row items on mma.sync (the slice or the column kernel) on `device`.
+bool runs_eight_row_items(const MarlinMoeArgs& args, int device) {
+  return eight_row_items(args) && args.blocks.sorted_capacity > 0 && !marlin_moe_uses_wgmma(args, device);
 }
 
 }  // namespace
 
 bool marlin_moe_uses_slices(const MarlinMoeArgs& args, int device) {
-  return eight_row_items(args) && args.blocks.sorted_capacity > 0 && slice_plan(args, sm_count(device)).grid > 0;
+  return runs_eight_row_items(args, device) && slice_plan(args, sm_count(device)).grid > 0;
+}
+
+MarlinColumnPlan marlin_moe_column_plan(const MarlinMoeArgs& args, int device) {
+  if (!runs_eight_row_items(args, device)) return {};
+  const int sms = sm_count(device);
+  if (slice_plan(args, sms).grid > 0) return {};
+  const std::int64_t block_capacity = args.blocks.sorted_capacity / args.blocks.block_size;
+  const detail::ColumnPlan plan = detail::plan_columns(args, expected_block_count(args, block_capacity), sms);
+  return {plan.columns, plan.warps_k};
 }
 
 namespace detail {
@@ -382,6 +404,43 @@ SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, in
   return {max_slices, grid(columns), columns};
 }
 
+// The column kernel's plan: two tile columns per warp where N holds whole pairs and there is no K
+// shard, and warps_k from {1, 2, 4}: the one with the fewest modelled rounds, (rounds of units) ×
+// (⌈K rounds / warps_k⌉ + kUnitRounds), where a round of units is as many units as the resident
+// thread blocks (⌊warps an SM holds / warps_k⌋ per SM) and kUnitRounds is a unit's fixed cost (the
+// ring's first fill, the reduction and the stores) in K rounds; ties go to fewer warps. Fitted to a
+// same-run sweep on the H200 (docs/results/ab-h200-2026-12-03-f.txt: every warps_k of 1–20 with
+// one column and 1–12 with two on the seven decode cells that ran the 4-warp thread-block kernel):
+// it picks the fastest measured or within 5 % of it on each: 1 % slower than that kernel (Qwen3 M = 1)
+// to 9 % faster. Three
+// warps, and more than four, lost on most cells even where the model favoured them (more warps a
+// block: 5–30 % slower on DeepSeek-V3 w13 M = 1), so they are not candidates. Forced values
+// (warp_columns, warps_k) fix their part.
+ColumnPlan plan_columns(const MarlinMoeArgs& args, std::int64_t blocks, int sms) {
+  constexpr std::int64_t kUnitRounds = 5;
+  const int stages = marlin_k_stages(marlin_bits(args.weights.type), 1);
+  const std::int64_t rounds = (args.shape.k / 16 + stages - 1) / stages;
+  int columns = args.warp_columns;
+  if (columns == 0) {
+    columns = two_columns_allowed(args) && (args.warps_k == 0 || args.warps_k <= marlin_column_max_warps(2)) ? 2 : 1;
+  }
+  if (args.warps_k != 0) return {columns, args.warps_k};
+  const std::int64_t units = std::max<std::int64_t>(1, blocks) * (args.shape.n / 64 / columns);
+  ColumnPlan best{columns, 1};
+  std::int64_t best_rounds = -1;
+  for (int w : {1, 2, 4}) {
+    if (w > 1 && w > rounds) break;
+    std::int64_t slots = std::int64_t{marlin_column_max_warps(columns) / w} * sms;
+    if (args.max_thread_blocks > 0) slots = std::min<std::int64_t>(slots, args.max_thread_blocks);
+    const std::int64_t modelled = (units + slots - 1) / slots * ((rounds + w - 1) / w + kUnitRounds);
+    if (best_rounds < 0 || modelled < best_rounds) {
+      best_rounds = modelled;
+      best = {columns, w};
+    }
+  }
+  return best;
+}
+
 }  // namespace detail
 
 void marlin_moe(const MarlinMoeArgs& args) {
@@ -415,10 +474,10 @@ void marlin_moe(const MarlinMoeArgs& args) {
   const int block_size = args.blocks.block_size;
   const int token_tiles = detail::marlin_token_tiles(block_size, k_shard(w));
   const int sms = sm_count(device);
-  if (args.warp_columns == 2 && (wgmma || token_tiles != 1 || slice_plan(args, sms).grid == 0)) {
-    reject("warp_columns = 2 runs 8-row items on the slice kernel only (block_size 8 where the expected tile columns "
-           "fill a round of the device's resident warps: marlin_moe_uses_slices); here block_size = " + str(block_size) +
-           (token_tiles == 1 ? ", which runs on the thread-block kernel" : ""));
+  if ((args.warp_columns == 2 || args.warps_k != 0) && (wgmma || token_tiles != 1)) {
+    const std::string what = args.warp_columns == 2 ? "warp_columns = 2" : "warps_k = " + str(args.warps_k);
+    reject(what + " runs 8-row items only (block_size 8 on mma.sync); here block_size = " + str(block_size) +
+           (wgmma ? " on the wgmma path" : "") + (token_tiles != 1 ? ", which runs taller items" : ""));
   }
 
   detail::MarlinParams p{};
@@ -486,6 +545,13 @@ void marlin_moe(const MarlinMoeArgs& args) {
     p.max_slices = plan.max_slices;
     p.slice_grid = plan.grid;
     p.warp_columns = plan.columns;
+    if (plan.grid == 0) {  // the column kernel
+      const std::int64_t blocks = expected_block_count(args, p.block_capacity);
+      const detail::ColumnPlan columns = detail::plan_columns(args, blocks, sms);
+      p.warp_columns = columns.columns;
+      p.warps_k = columns.warps_k;
+      p.likely_items = blocks * (p.n_tiles / columns.columns);
+    }
     if (plan.grid > 0) {  // the slice kernel's workspace and this call's stamp
       char* slice_ws = static_cast<char*>(args.workspace) + gather_bytes(args);
       p.slice_partials = reinterpret_cast<float*>(slice_ws);

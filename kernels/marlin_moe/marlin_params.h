@@ -38,7 +38,7 @@ struct MarlinParams {
   int block_size;                // B
   int row_groups;                // a block's rows are split into groups of 8·token_tiles rows
   int n_items;                   // ceil(n_tiles / warps_n): work items across N per row group
-  int warps_k;                   // warps splitting K inside a thread block (1, 2 or 4)
+  int warps_k;                   // warps splitting K inside a thread block (1, 2 or 4; the column kernel: 1..20)
   std::int64_t likely_items;     // the host's estimate of the work items (launch_persistent)
   std::uint32_t implicit_zero;   // 8 or 128 when zeros is null
   // 8-row items (marlin_slice_kernel.cuh): at most max_slices K slices per tile column, grid of
@@ -46,7 +46,7 @@ struct MarlinParams {
   // tells this call's arrivals from anything else in those words.
   int max_slices;
   std::int64_t slice_grid;       // 0: 8-row items run on the thread-block kernel instead
-  int warp_columns;              // the slice kernel's Marlin tile columns per warp: 1 or 2 (n_tiles even)
+  int warp_columns;              // 8-row kernels' Marlin tile columns per warp: 1 or 2 (n_tiles even)
   std::int64_t max_grid;         // > 0: MarlinMoeArgs::max_thread_blocks
   float* slice_partials;
   unsigned long long* slice_arrivals;
@@ -109,6 +109,18 @@ struct SlicePlan {
   int columns = 1;  // Marlin tile columns per warp
 };
 SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, int sms);
+
+// Warps an SM holds on the 8-row column kernel (its launch bounds) with `columns` Marlin tile columns
+// per warp: 20 with one (≤ 102 registers, 10 KB of ring a warp at 4 bits), 12 with two (≤ 170
+// registers, 16 KB a warp).
+constexpr int marlin_column_max_warps(int columns) { return columns == 2 ? 12 : 20; }
+// The column kernel's plan (marlin_column_kernel.cuh) for an 8-row call off the slice kernel, with
+// `blocks` expected moe blocks on `sms` SMs: tile columns per warp and warps per thread block.
+struct ColumnPlan {
+  int columns;
+  int warps_k;
+};
+ColumnPlan plan_columns(const MarlinMoeArgs& args, std::int64_t blocks, int sms);
 
 // Launches one persistent grid; token_tiles = rows per item / 8 (1, 2, 4 or 8); k_shard selects the
 // per-row group lookup through g_idx (act-order without is_k_full).

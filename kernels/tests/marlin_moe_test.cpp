@@ -48,12 +48,13 @@ struct Config {
   // block_size 8: cap the thread blocks (max_thread_blocks) so that the call runs the slice kernel:
   // whole-column rounds, then a last round whose columns are split in K slices (see slice_cap).
   bool sliced_tail = false;
-  // warp_columns: Marlin tile columns per warp of the 8-row slice kernel (0 chosen, 1 or 2 forced).
+  // warp_columns: Marlin tile columns per warp of the 8-row items (0 chosen, 1 or 2 forced).
   int warp_columns = 0;
   // > 0: at most this many thread blocks (max_thread_blocks), so that each runs many items in turn.
   int thread_blocks = 0;
-  // > 0 (the mma.sync thread-block kernel): the smallest thread-block cap under which the call
-  // splits K over this many warps of a block (1, 2 or 4, choose_warps_k); asserted.
+  // > 0: K split over this many warps of a thread block. block_size 8: forced (args.warps_k), which
+  // runs the column kernel; taller items (the mma.sync thread-block kernel): the smallest thread-block
+  // cap under which the call splits K that way (1, 2 or 4, choose_warps_k). Asserted.
   int warps_k = 0;
   // The routing must give some local expert a last 64-row block of 1..16 rows after a full one (an
   // expert tail that the producer form's 64-row items take along) and some other a longer last
@@ -252,7 +253,14 @@ void check_case(const Config& config, std::uint64_t seed) {
   }
   d.args.wgmma_warpgroups = config.warpgroups;
   if (config.thread_blocks > 0) d.args.max_thread_blocks = config.thread_blocks;
-  if (config.warps_k > 0) {
+  if (config.warps_k > 0 && d.block == 8) {
+    d.args.warps_k = config.warps_k;
+    const MarlinColumnPlan plan = marlin_moe_column_plan(d.args, 0);
+    ASSERT_EQ(plan.warps_k, config.warps_k) << "the case must run the column kernel with the forced warps";
+    if (config.warp_columns != 0) {
+      ASSERT_EQ(plan.warp_columns, config.warp_columns);
+    }
+  } else if (config.warps_k > 0) {
     const int token_tiles = detail::marlin_token_tiles(d.block, config.act_order && !config.k_full);
     const int row_groups = (d.block + 8 * token_tiles - 1) / (8 * token_tiles);
     const std::int64_t capacity = d.args.blocks.sorted_capacity / d.block;
@@ -629,6 +637,74 @@ std::vector<Config> slices() {
 
 INSTANTIATE_TEST_SUITE_P(Slices, MarlinMoe, ::testing::ValuesIn(slices()), config_name);
 
+// 8-row items on the column kernel (block_size 8 off the slice kernel), warps per thread block
+// forced. One tile column per warp over 3 warps: K = 1088 is 68 K tiles, 8.5 rounds of 8 at 4 bits
+// (3 + 3 + 2.5 rounds: uneven, the last partial) and 17 rounds of 4 at 8 bits, or 1152 for group
+// 128 (72 tiles); every weight type, group, act-order with and without the full K, both dtypes and
+// GEMMs. Two tile columns per warp over 5 warps: H = 1152, I = 1088 or 1152 (odd pair counts), act-
+// order over the full K. Then no K split (1 warp), more warps than K rounds (20 warps over 9 rounds,
+// 12 over 9 with two columns: empty warps still take part in the reduction), two thread blocks for
+// all units (rings reused across many units), non-local experts and a real K shard.
+std::vector<Config> columns() {
+  std::vector<Config> out;
+  Config base;
+  base.block = 8;
+  base.warp_columns = 1;
+  base.warps_k = 3;
+  for (Config c : every_format(base)) {
+    c.hidden = c.inter = c.group == 128 ? 1152 : 1088;
+    // exact tier: fp32 must hold every partial sum exactly, which 8-bit codes at this K do not
+    if (bits_of(c.type) == 8 && c.gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
+    add_with_act_order(out, c);
+  }
+  base.warp_columns = 2;
+  base.warps_k = 5;
+  for (Config c : every_format(base)) {
+    c.hidden = 1152;
+    c.inter = c.group == 128 ? 1152 : 1088;
+    if (bits_of(c.type) == 8 && c.gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
+    out.push_back(c);
+    if (!has_zero_point(c.type) && c.group > 0) {  // act-order over the full K: grouped scales
+      c.act_order = true;
+      out.push_back(c);
+    }
+  }
+  for (const auto& [columns, warps, blocks] :
+       {std::tuple{1, 1, 0}, std::tuple{2, 1, 0}, std::tuple{1, 20, 0}, std::tuple{2, 12, 0}, std::tuple{1, 4, 2},
+        std::tuple{2, 6, 2}}) {
+    Config c;
+    c.block = 8;
+    c.warp_columns = columns;
+    c.warps_k = warps;
+    c.thread_blocks = blocks;
+    c.hidden = c.inter = 1152;
+    c.gemm = ProblemKind::gemm2;
+    out.push_back(c);
+  }
+  for (int columns : {1, 2}) {
+    Config ep;
+    ep.block = 8;
+    ep.warp_columns = columns;
+    ep.warps_k = 3;
+    ep.expert_map = true;
+    ep.tokens = 33;
+    ep.hidden = ep.inter = 1152;
+    out.push_back(ep);
+  }
+  Config shard;
+  shard.block = 8;
+  shard.warps_k = 3;
+  shard.act_order = true;
+  shard.k_full = false;
+  shard.k_shards = 2;
+  shard.k_shard_rank = 1;
+  shard.hidden = 1152;  // the rank's K (GEMM1)
+  out.push_back(shard);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Columns, MarlinMoe, ::testing::ValuesIn(columns()), config_name);
+
 // Every K split of the mma.sync thread-block kernel's activation-chunk items (16, 32, 48 and 64
 // rows): thread blocks capped (warps_k) so that K is split over 1, 2 and 4 warps of a block and each
 // block runs several items in turn, so that its rings and chunk buffers are reused across items.
@@ -678,31 +754,43 @@ std::vector<Config> warp_splits() {
 
 INSTANTIATE_TEST_SUITE_P(WarpSplits, MarlinMoe, ::testing::ValuesIn(warp_splits()), config_name);
 
-// Two tile columns per warp exist only on the 8-row slice kernel: forced where a call runs another
-// kernel, one clear error before anything is launched (the output keeps its poison).
-TEST(MarlinMoeWarpColumns, TwoRejectedOffTheSliceKernel) {
+// Two tile columns per warp and a forced warps_k exist only for 8-row items (block_size 8 on
+// mma.sync): forced where a call runs taller items, one clear error before anything is launched (the
+// output keeps its poison); on 8-row items both run.
+TEST(MarlinMoeEightRowOptions, RejectedOnTallerItems) {
   MOEVAL_REQUIRE_GPUS(1);
   const GemmCase c = build_gemm_case(Config{}.problem(5));  // N = 512: whole column pairs
+  const reference::ReferenceOutput ref = reference::reference_gemm(c);
   for (int block : {8, 16}) {
-    DeviceCase d(c, block);
-    ASSERT_FALSE(marlin_moe_uses_slices(d.args, 0)) << "a small problem runs the thread-block kernel";
-    d.args.warp_columns = 2;
-    d.out.poison(0xFF);
-    try {
-      marlin_moe(d.args);
-      ADD_FAILURE() << "block_size " << block << ": warp_columns = 2 was accepted";
-    } catch (const std::invalid_argument& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("warp_columns = 2 runs 8-row items on the slice kernel only"), std::string::npos) << what;
-      EXPECT_NE(what.find("here block_size = " + std::to_string(block)), std::string::npos) << what;
+    for (const auto& [columns, warps] : {std::pair{2, 0}, std::pair{0, 3}, std::pair{2, 3}}) {
+      DeviceCase d(c, block);
+      d.args.warp_columns = columns;
+      d.args.warps_k = warps;
+      d.out.poison(0xFF);
+      const std::string forced = columns == 2 ? "warp_columns = 2" : "warps_k = 3";
       if (block == 8) {
-        EXPECT_NE(what.find("which runs on the thread-block kernel"), std::string::npos) << what;
+        ASSERT_FALSE(marlin_moe_uses_slices(d.args, 0)) << "a small problem runs the column kernel";
+        EXPECT_EQ(marlin_moe_column_plan(d.args, 0).warp_columns, columns == 2 ? 2 : 1) << forced;
+        if (warps != 0) {
+          EXPECT_EQ(marlin_moe_column_plan(d.args, 0).warps_k, warps) << forced;
+        }
+        const std::vector<std::uint16_t> out = d.run();
+        const tolerance::Verdict v =
+            tolerance::compare(Tier::exact, reference::Matrix16{out, ref.rows, ref.cols, ref.dtype}, ref);
+        EXPECT_TRUE(v.numerics_pass) << forced << ": " << v.summary();
+        continue;
       }
+      try {
+        marlin_moe(d.args);
+        ADD_FAILURE() << "block_size " << block << ": " << forced << " was accepted";
+      } catch (const std::invalid_argument& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(forced + " runs 8-row items only"), std::string::npos) << what;
+        EXPECT_NE(what.find("here block_size = 16"), std::string::npos) << what;
+      }
+      const std::vector<std::uint16_t> out = d.out.download();
+      EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](std::uint16_t v) { return v == 0xFFFF; })) << "something ran";
     }
-    const std::vector<std::uint16_t> out = d.out.download();
-    EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](std::uint16_t v) { return v == 0xFFFF; })) << "something ran";
-    d.args.warp_columns = 1;  // one column is what these kernels run anyway
-    EXPECT_NO_THROW(marlin_moe(d.args));
   }
 }
 

@@ -33,6 +33,7 @@ struct BenchOptions {
   bool skip_cublas = false;
   int marlin_wgmma_warpgroups = 0;
   int marlin_warp_columns = 0;
+  int marlin_warps_k = 0;
   int block_size = 0;
   std::string marlin_mma_path = "automatic";
   std::vector<std::string> compare;  // two bench JSON files: compare them, time nothing
@@ -70,6 +71,7 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   cell_options.with_cublas = !o.skip_cublas;
   cell_options.marlin_wgmma_warpgroups = o.marlin_wgmma_warpgroups;
   cell_options.marlin_warp_columns = o.marlin_warp_columns;
+  cell_options.marlin_warps_k = o.marlin_warps_k;
   cell_options.block_size = o.block_size;
   cell_options.marlin_mma_path = o.marlin_mma_path == "mma_sync" ? kernels::MarlinMmaPath::mma_sync
                                  : o.marlin_mma_path == "wgmma"  ? kernels::MarlinMmaPath::wgmma
@@ -107,9 +109,14 @@ Runner add_bench_command(CLI::App& app) {
                   "(default), 1 or 2 forced there, or 3 for the producer form (A/Bs of the forms)")
       ->check(integer_in(0, 3));
   cmd->add_option("--marlin-warp-columns", options->marlin_warp_columns,
-                  "Marlin tile columns per warp for the Marlin cells on the 8-row slice kernel: 0 the kernel's "
-                  "choice (default), 1 or 2 forced where N allows (A/Bs)")
+                  "Marlin tile columns per warp for the Marlin cells on 8-row items (the slice or the column "
+                  "kernel): 0 the kernel's choice (default), 1 or 2 forced where N allows (A/Bs)")
       ->check(integer_in(0, 2));
+  cmd->add_option("--marlin-warps-k", options->marlin_warps_k,
+                  "Warps per thread block of the 8-row column kernel for the Marlin cells on 8-row items: 0 the "
+                  "kernel's choice (default), or 1..20 (1..12 with two tile columns per warp) forced, which runs "
+                  "those cells on the column kernel (A/Bs)")
+      ->check(integer_in(0, 20));
   cmd->add_option("--block-size", options->block_size,
                   "moe block size of every cell, both kernels (A/Bs); default 0: moe_forward's choice")
       ->check(integer_of({0, 8, 16, 32, 48, 64, 128}));

@@ -173,7 +173,29 @@ TEST_F(MarlinMoeErrors, TwoWarpgroupsNeedSixtyFourRowWgmmaItems) {
   }
 }
 
-// The slice kernel's column count: 0, 1 or 2, and 2 only where N holds whole column pairs and the
+// The column kernel's warps per thread block: 0 (chosen) or 1..20, at most 12 with two tile columns
+// per warp (the warps an SM holds at their register count).
+TEST_F(MarlinMoeErrors, ColumnWarpsWithinWhatAnSmHolds) {
+  MarlinMoeArgs args = valid();  // N = 128
+  args.blocks.block_size = 8;
+  for (int warps : {0, 1, 12, 20}) {
+    args.warps_k = warps;
+    EXPECT_EQ(error_of(args).find("warps_k"), std::string::npos) << warps << ": " << error_of(args);
+  }
+  args.warps_k = 21;
+  EXPECT_NE(error_of(args).find("warps_k = 21; allowed 0 (chosen) or 1..20"), std::string::npos) << error_of(args);
+  args.warps_k = -1;
+  EXPECT_NE(error_of(args).find("warps_k = -1; allowed 0 (chosen) or 1..20"), std::string::npos) << error_of(args);
+  args.warp_columns = 2;
+  args.warps_k = 12;
+  EXPECT_EQ(error_of(args).find("warps_k"), std::string::npos) << error_of(args);
+  args.warps_k = 13;
+  EXPECT_NE(error_of(args).find("warps_k = 13 with warp_columns = 2; two tile columns per warp allow 1..12 warps"),
+            std::string::npos)
+      << error_of(args);
+}
+
+// The 8-row items' column count: 0, 1 or 2, and 2 only where N holds whole column pairs and the
 // call has no K shard (whose per-row scale lookup runs one column per warp).
 TEST_F(MarlinMoeErrors, TwoSliceColumnsNeedColumnPairsAndNoKShard) {
   MarlinMoeArgs args = valid();  // N = 128

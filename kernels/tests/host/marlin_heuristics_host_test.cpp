@@ -161,6 +161,68 @@ TEST(MarlinHeuristics, TwoColumnsPerWarpWherePairsFillNineTenthsOfARound) {
   EXPECT_LE(detail::plan_slices(args_for(128, 2048, 1, 1, 8), 1 << 20, 1000).grid * 4 * 2, detail::kMaxSliceWarps);
 }
 
+// The column kernel's plan: forced values are kept, two tile columns per warp only where N holds
+// whole pairs and there is no K shard, never more warps than K rounds unless forced, and within the
+// warps an SM holds.
+TEST(MarlinHeuristics, ColumnPlanKeepsForcedValuesAndItsLimits) {
+  constexpr int kSms = 132;
+  MarlinMoeArgs args = args_for(4096, 7168, 8, 256, 8, 8);  // DeepSeek-V3 w13 at M = 1: 8 blocks
+  for (int columns : {1, 2}) {
+    for (int warps : {1, 3, 7, 12}) {
+      args.warp_columns = columns;
+      args.warps_k = warps;
+      const detail::ColumnPlan plan = detail::plan_columns(args, 8, kSms);
+      EXPECT_EQ(plan.columns, columns);
+      EXPECT_EQ(plan.warps_k, warps);
+    }
+  }
+  args.warp_columns = 0;
+  args.warps_k = 16;  // more than two columns per warp allow: one column
+  EXPECT_EQ(detail::plan_columns(args, 8, kSms).columns, 1);
+  EXPECT_EQ(detail::plan_columns(args, 8, kSms).warps_k, 16);
+  for (std::int64_t k : {16, 128, 256, 2048, 7168}) {
+    for (std::int64_t blocks : {1, 8, 31, 83, 400}) {
+      for (std::int64_t n : {64, 192, 1536, 4096}) {
+        MarlinMoeArgs chosen = args_for(n, k, 8, 256, 8, 8);
+        const detail::ColumnPlan plan = detail::plan_columns(chosen, blocks, kSms);
+        const std::int64_t rounds = (k / 16 + 7) / 8;
+        EXPECT_TRUE(plan.columns == 1 || (plan.columns == 2 && n % 128 == 0)) << n;
+        EXPECT_GE(plan.warps_k, 1);
+        EXPECT_LE(plan.warps_k, detail::marlin_column_max_warps(plan.columns));
+        EXPECT_TRUE(plan.warps_k == 1 || plan.warps_k <= rounds) << k << " " << blocks << " " << n;
+      }
+    }
+  }
+  MarlinMoeArgs shard = args_for(4096, 7168, 8, 256, 8, 8);
+  shard.weights.act_order = true;
+  shard.weights.is_k_full = false;
+  EXPECT_EQ(detail::plan_columns(shard, 8, kSms).columns, 1);
+}
+
+// The column kernel's picks on the bench's decode cells (132 SMs, the expected block counts): 4
+// warps where a round of 3 blocks per SM holds the column pairs, 2 where 6 do and the K rounds
+// are few enough, 1 for Qwen3 M = 16 (82 blocks: one round of single warps beats two of two).
+TEST(MarlinHeuristics, ColumnPlanOnTheDecodeCells) {
+  constexpr int kSms = 132;
+  auto plan = [](std::int64_t n, std::int64_t k, std::int64_t blocks) {
+    return detail::plan_columns(args_for(n, k, 8, 256, 8, 8), blocks, kSms);
+  };
+  EXPECT_EQ(plan(4096, 7168, 8).warps_k, 4);   // DeepSeek-V3 w13 M = 1: 256 pairs
+  EXPECT_EQ(plan(4096, 7168, 8).columns, 2);
+  EXPECT_EQ(plan(4096, 7168, 31).warps_k, 4);  // M = 4: 992 pairs, 3 rounds of 14 + 5
+  EXPECT_EQ(plan(7168, 2048, 8).warps_k, 2);   // DeepSeek-V3 w2 M = 1: 448 pairs, one round of 2
+  EXPECT_EQ(plan(28672, 4096, 2).warps_k, 2);  // Mixtral w13 M = 1
+  EXPECT_EQ(plan(1536, 2048, 8).warps_k, 4);   // Qwen3 M = 1
+  EXPECT_EQ(plan(1536, 2048, 30).warps_k, 4);  // M = 4: 360 pairs
+  EXPECT_EQ(plan(1536, 2048, 82).warps_k, 1);  // M = 16: 984 pairs
+  // N = 192 (three tile columns): one column per warp, 20 warps an SM.
+  EXPECT_EQ(plan(192, 2048, 8).columns, 1);
+  // A thread-block cap shrinks the round: 256 pairs over 100 blocks.
+  MarlinMoeArgs capped = args_for(4096, 7168, 8, 256, 8, 8);
+  capped.max_thread_blocks = 100;
+  EXPECT_EQ(detail::plan_columns(capped, 8, kSms).warps_k, 4);  // 3 rounds of 14 + 5 against 3 of 28 + 5
+}
+
 // The producer form for 64- and 128-row wgmma items wherever the zero points are absent or 16-byte
 // aligned; a forced count is kept.
 TEST(MarlinHeuristics, WgmmaProducerFormWhereZeroPointsAllowBulkCopies) {

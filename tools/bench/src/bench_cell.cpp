@@ -283,17 +283,26 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   if (s.options.marlin_wgmma_warpgroups != 0 && forcible && kernels::marlin_moe_uses_wgmma(marlin, device)) {
     marlin.wgmma_warpgroups = s.options.marlin_wgmma_warpgroups;
   }
-  // Forced tile columns per warp only where the cell runs the slice kernel (and N holds whole pairs).
-  if (s.options.marlin_warp_columns != 0 && kernels::marlin_moe_uses_slices(marlin, device) &&
-      (s.options.marlin_warp_columns == 1 || marlin.shape.n % 128 == 0)) {
+  // Forced tile columns per warp and column-kernel warps only where the cell runs 8-row items (and,
+  // for two columns, N holds whole pairs).
+  const bool eight_rows = marlin.blocks.block_size == 8 && !kernels::marlin_moe_uses_wgmma(marlin, device);
+  if (s.options.marlin_warp_columns != 0 && eight_rows && (s.options.marlin_warp_columns == 1 || marlin.shape.n % 128 == 0)) {
     marlin.warp_columns = s.options.marlin_warp_columns;
   }
+  if (s.options.marlin_warps_k != 0 && eight_rows && (marlin.warp_columns != 2 || s.options.marlin_warps_k <= 12)) {
+    marlin.warps_k = s.options.marlin_warps_k;
+  }
   const int warpgroups = kernels::marlin_moe_wgmma_warpgroups(marlin, device);
+  const kernels::MarlinColumnPlan columns = kernels::marlin_moe_column_plan(marlin, device);
+  const bool slices = kernels::marlin_moe_uses_slices(marlin, device);
   r.marlin_kernel = warpgroups == 3   ? "wgmma-producer"
                     : warpgroups == 2 ? "wgmma-2wg"
                     : warpgroups == 1 ? "wgmma"
-                    : kernels::marlin_moe_uses_slices(marlin, device) ? "slices"
-                                                                      : "thread-block";
+                    : slices          ? "slices"
+                    : columns.warps_k > 0 ? "columns"
+                                          : "thread-block";
+  r.marlin_warp_columns = columns.warp_columns;
+  r.marlin_warps_k = columns.warps_k;
   r.marlin_s = timer.median_seconds([&] { kernels::marlin_moe(marlin); }, s.options.warmup, s.options.repeats);
   r.marlin_with_align_s = timer.median_seconds(
       [&] {

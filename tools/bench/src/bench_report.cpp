@@ -103,6 +103,8 @@ nlohmann::json to_json(const BenchRun& run) {
                      {"normwise_diff_vs_cublas",
                       c.normwise_vs_cublas < 0 ? nlohmann::json(nullptr) : nlohmann::json(c.normwise_vs_cublas)},
                      {"marlin_kernel", c.marlin_kernel},
+                     {"marlin_warp_columns", c.marlin_warp_columns},
+                     {"marlin_warps_k", c.marlin_warps_k},
                      {"marlin_gemm_s", c.marlin_s},
                      {"marlin_align_plus_gemm_s", c.marlin_with_align_s},
                      {"roofline_over_marlin", c.roofline_s / c.marlin_s},

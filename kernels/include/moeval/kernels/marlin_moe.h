@@ -123,13 +123,17 @@ struct MarlinMoeArgs {
   // items as with 2; zeros must be 16-byte aligned). Tests force each; 2 and 3 are rejected
   // (std::invalid_argument) where the call does not run such items.
   int wgmma_warpgroups = 0;
-  // Marlin tile columns per warp of the 8-row slice kernel (marlin_moe_uses_slices): 0 chooses
-  // (two where N holds whole pairs, there is no K shard and the expected pairs fill 9/10 of a round
-  // of resident warps), 1 or 2 forces. Two: each K tile's activation words are copied, waited for
-  // and read once for two columns, at 3 thread blocks per SM instead of 5; it needs N a multiple of
-  // 128 and no K shard. 2 is rejected (std::invalid_argument) where the call does not run the slice
-  // kernel; 1 is what every other kernel runs anyway.
+  // Marlin tile columns per warp of the 8-row items (block_size 8 on mma.sync: the slice kernel,
+  // marlin_moe_uses_slices, or the column kernel, marlin_moe_column_plan): 0 chooses, 1 or 2
+  // forces. Two: each K tile's activation words are copied, waited for and read once for two
+  // columns, at 12 warps an SM instead of 20; it needs N a multiple of 128 and no K shard. 2 is
+  // rejected (std::invalid_argument) where the call does not run 8-row items; 1 is what every other
+  // kernel runs anyway.
   int warp_columns = 0;
+  // Warps per thread block of the 8-row column kernel (marlin_moe_column_plan), all on one column
+  // unit, splitting K in whole rounds: 0 chooses, 1..20 with one tile column per warp, 1..12 with
+  // two forces. Rejected (std::invalid_argument) where the call does not run the column kernel.
+  int warps_k = 0;
 };
 
 // Workspace of block_size 8 (the decode path, 8-row work items): K slices of a tile column run on
@@ -160,7 +164,15 @@ int marlin_moe_wgmma_warpgroups(const MarlinMoeArgs& args, int device);
 
 // Whether marlin_moe(args) runs its 8-row items (block_size 8) on the per-warp kernel with K slices
 // on `device`: where the expected tile columns fill a round of the device's resident warps (under
-// max_thread_blocks), else the thread-block kernel.
+// max_thread_blocks), else the column kernel (marlin_moe_column_plan).
 bool marlin_moe_uses_slices(const MarlinMoeArgs& args, int device);
+
+// The 8-row column kernel's plan for marlin_moe(args) on `device`: Marlin tile columns per warp
+// (1 or 2) and warps per thread block (warps_k); {0, 0} where the call runs another kernel.
+struct MarlinColumnPlan {
+  int warp_columns = 0;
+  int warps_k = 0;
+};
+MarlinColumnPlan marlin_moe_column_plan(const MarlinMoeArgs& args, int device);
 
 }  // namespace moeval::kernels

@@ -23,9 +23,12 @@ struct CellOptions {
   // kernel's choice; 1 or 2 forced there, 3 the producer form, which also takes 128-row items;
   // other cells unaffected): same-run A/Bs of the forms.
   int marlin_wgmma_warpgroups = 0;
-  // Marlin tile columns per warp for the cells on the 8-row slice kernel (0: the kernel's choice; 1
-  // or 2 forced where N is a multiple of 128): same-run A/Bs.
+  // Marlin tile columns per warp for the cells on 8-row items (the slice or the column kernel; 0: the
+  // kernel's choice; 1 or 2 forced where N is a multiple of 128): same-run A/Bs.
   int marlin_warp_columns = 0;
+  // Warps per thread block of the 8-row column kernel for the cells on 8-row items (0: the kernel's
+  // choice; forced, such a cell runs the column kernel even where it would run the slice kernel).
+  int marlin_warps_k = 0;
   // The moe block size of every cell (both kernels) in place of choose_block_size's (0: chosen).
   int block_size = 0;
   // The Marlin cells' tensor-core path: automatic (the kernel's choice), mma_sync forced everywhere,
@@ -57,6 +60,8 @@ struct CellResult {
   // "wgmma-producer" (a producer warpgroup and two that multiply), "slices"
   // (8-row items, K slices across warps) or "thread-block" (the other mma.sync items).
   std::string marlin_kernel;
+  int marlin_warp_columns = 0;       // 8-row items: Marlin tile columns per warp (else 0)
+  int marlin_warps_k = 0;            // the column kernel's warps per thread block (else 0)
 };
 
 // Holds one shape's weights on the device (our WNA16 layout; the logical codes, Marlin's tiles and
