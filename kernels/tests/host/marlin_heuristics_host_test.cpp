@@ -201,7 +201,8 @@ TEST(MarlinHeuristics, ColumnPlanKeepsForcedValuesAndItsLimits) {
 
 // The column kernel's picks on the bench's decode cells (132 SMs, the expected block counts): 4
 // warps where a round of 3 blocks per SM holds the column pairs, 2 where 6 do and the K rounds
-// are few enough, 1 for Qwen3 M = 16 (82 blocks: one round of single warps beats two of two).
+// are few enough, 1 for Qwen3 M = 16 (82 blocks: one round of single warps beats two of two);
+// single columns where the pairs would keep fewer than 4 warps an SM busy.
 TEST(MarlinHeuristics, ColumnPlanOnTheDecodeCells) {
   constexpr int kSms = 132;
   auto plan = [](std::int64_t n, std::int64_t k, std::int64_t blocks) {
@@ -212,7 +213,9 @@ TEST(MarlinHeuristics, ColumnPlanOnTheDecodeCells) {
   EXPECT_EQ(plan(4096, 7168, 31).warps_k, 4);  // M = 4: 992 pairs, 3 rounds of 14 + 5
   EXPECT_EQ(plan(7168, 2048, 8).warps_k, 2);   // DeepSeek-V3 w2 M = 1: 448 pairs, one round of 2
   EXPECT_EQ(plan(28672, 4096, 2).warps_k, 2);  // Mixtral w13 M = 1
-  EXPECT_EQ(plan(1536, 2048, 8).warps_k, 4);   // Qwen3 M = 1
+  EXPECT_EQ(plan(1536, 2048, 8).warps_k, 4);   // Qwen3 M = 1: 96 pairs on 4 warps, 2.9 an SM:
+  EXPECT_EQ(plan(1536, 2048, 8).columns, 1);   // single columns (192 units, 5.8 warps an SM)
+  EXPECT_EQ(plan(1536, 2048, 30).columns, 2);  // M = 4: 360 pairs on 4 warps, 10.9 an SM
   EXPECT_EQ(plan(1536, 2048, 30).warps_k, 4);  // M = 4: 360 pairs
   EXPECT_EQ(plan(1536, 2048, 82).warps_k, 1);  // M = 16: 984 pairs
   // N = 192 (three tile columns): one column per warp, 20 warps an SM.
