@@ -46,7 +46,7 @@ constexpr int kMarlinThreads = 128;
 //   tile into its own slot. At decode most rows of an 8-row block are padding that all read one
 //   row, so these copies are cheap, and chunks measured 4–13 % slower there.
 // Everything a tile needs arrives in the same cp.async group (a chunk travels with its first tile).
-// CW: Marlin tile columns per warp (2 only on the 8-row slice kernel, MarlinParams::warp_columns):
+// CW: Marlin tile columns per warp (2 only on the 8-row slice and column kernels, MarlinParams::warp_columns):
 // the warp's columns share each K tile's activation copies, reads and waits.
 template <int BITS, int TT, int CW = 1>
 struct MarlinTile {

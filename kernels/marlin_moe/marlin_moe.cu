@@ -275,8 +275,9 @@ double expected_blocks(const MarlinMoeArgs& args) {
 // deals at least two work items to every resident thread block, else 4. Why: with fewer items than
 // that, part of the GPU idles through the last round and the SMs run fewer warps than they need to
 // keep the weight stream in flight; a deeper split costs a shared-memory reduction per item and
-// shorter K runs. Measured on the H200 (every split forced, same binary): it picks the fastest or
-// within 5 % of it on the decode cells of DeepSeek-V3, Qwen3-30B-A3B and Mixtral w13/w2, M 1–64.
+// shorter K runs. Measured on the H200 (every split forced, same binary), when it still ran the
+// 8-row decode cells (now on the column kernel): the fastest or within 5 % of it on DeepSeek-V3,
+// Qwen3-30B-A3B and Mixtral w13/w2, M 1–64. It now splits 16-, 32-, 48- and 64-row items.
 // Items are counted with the mean block count (expected_blocks): the upper estimate likely_blocks
 // counted 128 blocks for Qwen3 M = 16 where moe_align makes ~82, chose a 2-way split and left the
 // second round half empty; the 4-way split measured 58.3 → 55.5 µs (same run).
