@@ -406,49 +406,53 @@ SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, in
 }
 
 // The column kernel's plan: two tile columns per warp where N holds whole pairs, there is no K
-// shard and the pairs keep 4 warps an SM busy, and warps_k from {1, 2, 4}: the one with the fewest modelled rounds, (rounds of units) ×
-// (⌈K rounds / warps_k⌉ + kUnitRounds), where a round of units is as many units as the resident
-// thread blocks (⌊warps an SM holds / warps_k⌋ per SM) and kUnitRounds is a unit's fixed cost (the
-// ring's first fill, the reduction and the stores) in K rounds; ties go to fewer warps. Fitted to a
-// same-run sweep on the H200 (docs/results/ab-h200-2026-12-03-f.txt: every warps_k of 1–20 with
-// one column and 1–12 with two on the seven decode cells that ran the 4-warp thread-block kernel):
-// it picks the fastest measured or within 5 % of it on each: 1 % slower than that kernel (Qwen3 M = 1)
-// to 9 % faster. Three
+// shard and the pairs keep kMinBusyWarps warps an SM busy; warps_k from {1, 2, 4}, the one with the
+// fewest modelled rounds, (rounds of units) × (⌈K rounds / warps_k⌉ + kUnitRounds), where a round
+// of units is as many units as the resident thread blocks (⌊warps an SM holds / warps_k⌋ per SM)
+// and kUnitRounds is a unit's fixed cost (the ring's first fill, the reduction and the stores) in K
+// rounds; ties go to fewer warps. Fitted to a same-run sweep on the H200
+// (docs/results/ab-h200-2026-12-03-f.txt: every warps_k of 1–20 with one column and 1–12 with two
+// on the seven decode cells that ran the 4-warp thread-block kernel): it picks the fastest measured
+// or within 5 % of it on each, from 1 % slower than that kernel (Qwen3 M = 1) to 9 % faster. Three
 // warps, and more than four, lost on most cells even where the model favoured them (more warps a
-// block: 5–30 % slower on DeepSeek-V3 w13 M = 1), so they are not candidates. Forced values
-// (warp_columns, warps_k) fix their part.
+// block: 5–30 % slower on DeepSeek-V3 w13 M = 1), so they are not candidates. Two columns halve the
+// warps: where the pairs keep fewer than 4 warps an SM busy, single columns keep more loads in
+// flight (Qwen3-30B-A3B w13 M = 1, 96 pairs on 4 warps each: 13.8 µs with pairs, 13.2 with single
+// columns). Forced values (warp_columns, warps_k) fix their part.
 ColumnPlan plan_columns(const MarlinMoeArgs& args, std::int64_t blocks, int sms) {
   constexpr std::int64_t kUnitRounds = 5;
+  constexpr std::int64_t kMinBusyWarps = 4;
+  const bool pairs_allowed = two_columns_allowed(args) && args.warps_k <= marlin_column_max_warps(2);
+  if (args.warps_k != 0) return {args.warp_columns != 0 ? args.warp_columns : pairs_allowed ? 2 : 1, args.warps_k};
   const int stages = marlin_k_stages(marlin_bits(args.weights.type), 1);
   const std::int64_t rounds = (args.shape.k / 16 + stages - 1) / stages;
   // The split with the fewest modelled rounds for `columns` a warp, and the warps it keeps busy.
-  const auto plan = [&](int columns, std::int64_t& busy_warps) {
+  struct Split {
+    int warps = 1;
+    std::int64_t busy_warps = 0;
+  };
+  const auto fewest_rounds = [&](int columns) {
     const std::int64_t units = std::max<std::int64_t>(1, blocks) * (args.shape.n / 64 / columns);
-    ColumnPlan best{columns, args.warps_k != 0 ? args.warps_k : 1};
+    Split best;
     std::int64_t best_rounds = -1;
     for (int w : {1, 2, 4}) {
-      if (args.warps_k != 0 || (w > 1 && w > rounds)) break;
+      if (w > 1 && w > rounds) break;
       std::int64_t slots = std::int64_t{marlin_column_max_warps(columns) / w} * sms;
       if (args.max_thread_blocks > 0) slots = std::min<std::int64_t>(slots, args.max_thread_blocks);
       const std::int64_t modelled = (units + slots - 1) / slots * ((rounds + w - 1) / w + kUnitRounds);
       if (best_rounds < 0 || modelled < best_rounds) {
         best_rounds = modelled;
-        best = {columns, w};
-        busy_warps = std::min(units, slots) * w;
+        best = {w, std::min(units, slots) * w};
       }
     }
     return best;
   };
-  std::int64_t busy_warps = 0;
-  if (args.warp_columns != 0) return plan(args.warp_columns, busy_warps);
-  if (!two_columns_allowed(args) || args.warps_k > marlin_column_max_warps(2)) return plan(1, busy_warps);
-  // Two columns halve the warps: where the pairs keep fewer than kMinBusyWarps warps an SM busy,
-  // single columns keep more loads in flight (Qwen3-30B-A3B w13 M = 1, 96 pairs on 4 warps each:
-  // 13.8 µs with pairs, 13.2 with single columns, docs/results/ab-h200-2026-12-03-f.txt).
-  constexpr std::int64_t kMinBusyWarps = 4;
-  const ColumnPlan pairs = plan(2, busy_warps);
-  if (args.warps_k == 0 && busy_warps < kMinBusyWarps * sms) return plan(1, busy_warps);
-  return pairs;
+  if (args.warp_columns != 0) return {args.warp_columns, fewest_rounds(args.warp_columns).warps};
+  if (pairs_allowed) {
+    const Split pairs = fewest_rounds(2);
+    if (pairs.busy_warps >= kMinBusyWarps * sms) return {2, pairs.warps};
+  }
+  return {1, fewest_rounds(1).warps};
 }
 
 }  // namespace detail
