@@ -581,6 +581,35 @@ std::vector<Config> expert_tails() {
 
 INSTANTIATE_TEST_SUITE_P(ExpertTails, MarlinMoe, ::testing::ValuesIn(expert_tails()), config_name);
 
+// The format sweeps of the 8-row suites (Slices, Columns), on `base` (its kernel and split):
+// - one tile column a warp: every weight type × group × act-order (full K and K shard) × dtype ×
+//   GEMM, K = 1088 (68 K tiles: 8.5 rounds of 8 at 4 bits, 17 of 4 at 8 bits) or 1152 for group 128;
+// - two tile columns a warp: every weight type × group × dtype × GEMM and act-order over the full K,
+//   H = 1152 (GEMM2's N: 9 column pairs), I = 1088 or 1152 (GEMM1's N = 2I: 17 or 18 pairs).
+// The exact tier needs fp32 to hold every partial sum exactly, which 8-bit codes at this K do not
+// in GEMM2: those cases run under the bounded tier.
+void add_one_column_formats(std::vector<Config>& out, Config base) {
+  base.warp_columns = 1;
+  for (Config c : every_format(base)) {
+    c.hidden = c.inter = c.group == 128 ? 1152 : 1088;
+    if (bits_of(c.type) == 8 && c.gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
+    add_with_act_order(out, c);
+  }
+}
+void add_column_pair_formats(std::vector<Config>& out, Config base) {
+  base.warp_columns = 2;
+  for (Config c : every_format(base)) {
+    c.hidden = 1152;
+    c.inter = c.group == 128 ? 1152 : 1088;
+    if (bits_of(c.type) == 8 && c.gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
+    out.push_back(c);
+    if (!has_zero_point(c.type) && c.group > 0) {  // act-order over the full K: grouped scales
+      c.act_order = true;
+      out.push_back(c);
+    }
+  }
+}
+
 // 8-row items on the slice kernel (block_size 8; thread blocks capped by slice_cap so that a small
 // problem runs whole-column rounds and then a last round split in K slices). K = 1088 is 68 K tiles,
 // 8.5 rounds of 8 (4-bit: up to 4 slices of 2–3 rounds, the last ending in a partial round; 8-bit:
@@ -592,13 +621,7 @@ std::vector<Config> slices() {
   Config sliced;
   sliced.block = 8;
   sliced.sliced_tail = true;
-  sliced.warp_columns = 1;
-  for (Config c : every_format(sliced)) {
-    c.hidden = c.inter = c.group == 128 ? 1152 : 1088;
-    // exact tier: fp32 must hold every partial sum exactly, which 8-bit codes at this K do not
-    if (bits_of(c.type) == 8 && c.gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
-    add_with_act_order(out, c);
-  }
+  add_one_column_formats(out, sliced);
   Config ep;
   ep.block = 8;
   ep.sliced_tail = true;
@@ -619,17 +642,7 @@ std::vector<Config> slices() {
   // Two tile columns per warp (N a multiple of 128, no K shard): H = 1152 (GEMM2's N: 9 column
   // pairs), I = 1088 or 1152 (GEMM1's N = 2I: 17 or 18 pairs), so a last round splits odd pair
   // counts too; non-local experts.
-  sliced.warp_columns = 2;
-  for (Config c : every_format(sliced)) {
-    c.hidden = 1152;
-    c.inter = c.group == 128 ? 1152 : 1088;
-    if (bits_of(c.type) == 8 && c.gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
-    out.push_back(c);
-    if (!has_zero_point(c.type) && c.group > 0) {  // act-order over the full K: grouped scales
-      c.act_order = true;
-      out.push_back(c);
-    }
-  }
+  add_column_pair_formats(out, sliced);
   ep.warp_columns = 2;
   out.push_back(ep);
   return out;
@@ -649,26 +662,10 @@ std::vector<Config> columns() {
   std::vector<Config> out;
   Config base;
   base.block = 8;
-  base.warp_columns = 1;
   base.warps_k = 3;
-  for (Config c : every_format(base)) {
-    c.hidden = c.inter = c.group == 128 ? 1152 : 1088;
-    // exact tier: fp32 must hold every partial sum exactly, which 8-bit codes at this K do not
-    if (bits_of(c.type) == 8 && c.gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
-    add_with_act_order(out, c);
-  }
-  base.warp_columns = 2;
+  add_one_column_formats(out, base);
   base.warps_k = 5;
-  for (Config c : every_format(base)) {
-    c.hidden = 1152;
-    c.inter = c.group == 128 ? 1152 : 1088;
-    if (bits_of(c.type) == 8 && c.gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
-    out.push_back(c);
-    if (!has_zero_point(c.type) && c.group > 0) {  // act-order over the full K: grouped scales
-      c.act_order = true;
-      out.push_back(c);
-    }
-  }
+  add_column_pair_formats(out, base);
   for (const auto& [columns, warps, blocks] :
        {std::tuple{1, 1, 0}, std::tuple{2, 1, 0}, std::tuple{1, 20, 0}, std::tuple{2, 12, 0}, std::tuple{1, 4, 2},
         std::tuple{2, 6, 2}}) {
