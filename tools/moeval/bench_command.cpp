@@ -36,6 +36,7 @@ struct BenchOptions {
   int marlin_warps_k = 0;
   int block_size = 0;
   std::string marlin_mma_path = "automatic";
+  std::string l2_flush = "clean";
   std::vector<std::string> compare;  // two bench JSON files: compare them, time nothing
 };
 
@@ -65,7 +66,8 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   bench::BenchRun run;
   run.device = prop.name;
   run.command = command;
-  run.ceilings = bench::measure_ceilings(o.repeats);
+  run.l2_flush = bench::l2_flush_from_string(o.l2_flush);
+  run.ceilings = bench::measure_ceilings(o.repeats, run.l2_flush);
   bench::CellOptions cell_options;
   cell_options.repeats = o.repeats;
   cell_options.with_cublas = !o.skip_cublas;
@@ -73,6 +75,7 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   cell_options.marlin_warp_columns = o.marlin_warp_columns;
   cell_options.marlin_warps_k = o.marlin_warps_k;
   cell_options.block_size = o.block_size;
+  cell_options.l2_flush = run.l2_flush;
   cell_options.marlin_mma_path = o.marlin_mma_path == "mma_sync" ? kernels::MarlinMmaPath::mma_sync
                                  : o.marlin_mma_path == "wgmma"  ? kernels::MarlinMmaPath::wgmma
                                                                  : kernels::MarlinMmaPath::automatic;
@@ -124,6 +127,11 @@ Runner add_bench_command(CLI::App& app) {
                   "Tensor-core path of the Marlin cells: automatic (the kernel's choice, default), mma_sync forced, or "
                   "wgmma forced where a cell's items can run on it (A/Bs of the paths)")
       ->check(CLI::IsMember({"automatic", "mma_sync", "wgmma"}));
+  cmd->add_option("--l2-flush", options->l2_flush,
+                  "How L2 is emptied before each timed run: clean (default: a kernel reads 256 MiB through it, "
+                  "leaving clean lines) or dirty (a 256 MiB cudaMemset, the method before 2026-12-03: the timed work "
+                  "then also writes back the dirty lines it evicts)")
+      ->check(CLI::IsMember({"clean", "dirty"}));
   cmd->add_option("--compare", options->compare,
                   "Compare two bench JSON files A B cell by cell (B/A per timed path) and time nothing; no GPU needed")
       ->expected(2)

@@ -38,6 +38,12 @@ std::string compare_bench(const nlohmann::json& a, const nlohmann::json& b, cons
   const auto cb = cells_of(b, name_b);
   std::string out = "A = " + name_a + " (" + a.value("device", "?") + ")\nB = " + name_b + " (" + b.value("device", "?") +
                     ")\ntimes in us; B/A > 1: B is slower\n";
+  // Reports from before the option have no "l2_flush": they were flushed dirty.
+  const std::string flush_a = a.value("l2_flush", "dirty"), flush_b = b.value("l2_flush", "dirty");
+  if (flush_a != flush_b) {
+    out += "note: A was timed after a " + flush_a + " L2 flush and B after a " + flush_b +
+           " one; decode-sized cells differ by that alone (docs/bench.md)\n";
+  }
   char line[256];
   std::snprintf(line, sizeof line, "%-22s %6s %-26s %10s %10s %7s\n", "shape", "M", "path", "A", "B", "B/A");
   out += line;

@@ -260,7 +260,7 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   r.roofline_s = std::max(r.floor_s, r.compute_s);
 
   // Each kernel is timed, then its output of the last timed run is kept for the comparison.
-  EventTimer timer(s.stream);
+  EventTimer timer(s.stream, s.options.l2_flush);
   const std::size_t out_count = static_cast<std::size_t>(slots * sh.n);
   kernels::moe_align(align);
   r.ours_s = timer.median_seconds([&] { kernels::wna16_moe(gemm); }, s.options.warmup, s.options.repeats);

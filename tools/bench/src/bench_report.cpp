@@ -5,6 +5,12 @@
 namespace moeval::bench {
 namespace {
 
+// The method's words on the L2 flush.
+std::string flush_words(L2Flush flush) {
+  return flush == L2Flush::clean ? "L2 flushed clean (a kernel reads 256 MiB through it)"
+                                 : "L2 flushed dirty (cudaMemset of 256 MiB: the timed work also writes its dirty lines back)";
+}
+
 std::string us(double seconds) {
   if (seconds < 0) return "-";
   char buf[32];
@@ -19,12 +25,14 @@ std::string format_table(const BenchRun& run) {
   char line[1024];
   std::snprintf(line, sizeof line,
                 "device: %s\nceilings (measured now): copy %.2f TB/s (cudaMemcpy D2D, read+write), dense bf16 %.0f TFLOP/s "
-                "(cublasGemmEx 8192^3)\nL2 flushed (256 MiB memset) before every timed run; medians of timed runs.\n"
+                "(cublasGemmEx 8192^3)\n%s before every timed run; medians of timed runs; an empty kernel timed so: "
+                "%.1f us.\n"
                 "Two rows per cell, one per kernel on the same weights: wna16 = wna16_moe, marlin = marlin_moe; "
                 "ours = that GEMM only; +align = moe_align + GEMM; cuBLAS = reference path (host-synchronizing: "
                 "routing read back, dequantize touched experts, cublasGemmEx per expert); normdiff = that kernel "
                 "vs cuBLAS.\n",
-                run.device.c_str(), run.ceilings.copy_bytes_per_s / 1e12, run.ceilings.dense_flops_per_s / 1e12);
+                run.device.c_str(), run.ceilings.copy_bytes_per_s / 1e12, run.ceilings.dense_flops_per_s / 1e12,
+                flush_words(run.l2_flush).c_str(), run.ceilings.empty_launch_s * 1e6);
   out += line;
   if (run.ceilings.marlin_k_loop_skipped.empty()) {
     std::snprintf(line, sizeof line,
@@ -69,7 +77,8 @@ nlohmann::json to_json(const BenchRun& run) {
   j["device"] = run.device;
   j["command"] = run.command;
   j["ceilings"] = {{"copy_bytes_per_s", run.ceilings.copy_bytes_per_s},
-                   {"dense_bf16_flops_per_s", run.ceilings.dense_flops_per_s}};
+                   {"dense_bf16_flops_per_s", run.ceilings.dense_flops_per_s},
+                   {"empty_kernel_s", run.ceilings.empty_launch_s}};
   if (run.ceilings.marlin_k_loop_skipped.empty()) {
     j["ceilings"]["marlin_wgmma_k_loop_flops_per_s"] = {{"rows_16", run.ceilings.marlin_k_loop_16},
                                                          {"rows_32", run.ceilings.marlin_k_loop_32},
@@ -79,7 +88,8 @@ nlohmann::json to_json(const BenchRun& run) {
     j["ceilings"]["marlin_wgmma_k_loop_flops_per_s"] = nullptr;
     j["ceilings"]["marlin_wgmma_k_loop_skipped"] = run.ceilings.marlin_k_loop_skipped;
   }
-  j["method"] = "median of CUDA-event-timed runs after warm-up; L2 flushed (256 MiB memset) before each timed run; "
+  j["l2_flush"] = to_string(run.l2_flush);
+  j["method"] = "median of CUDA-event-timed runs after warm-up; " + flush_words(run.l2_flush) + " before each timed run; "
                 "int4 g128 bf16 random weights generated on the GPU, the same logical weights for every kernel "
                 "(ours_* / roofline_over_ours: wna16_moe; marlin_*: marlin_moe); uniform routing (topk distinct experts per token)";
   nlohmann::json cells = nlohmann::json::array();

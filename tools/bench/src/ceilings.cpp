@@ -6,6 +6,7 @@
 #include "moeval/bench/ceilings.h"
 #include "moeval/bench/device_fill.h"
 #include "moeval/bench/event_timer.h"
+#include "moeval/bench/timing_kernels.h"
 #include "moeval/kernels/device_info.h"
 #include "moeval/kernels/marlin_wgmma_rate.h"
 
@@ -27,11 +28,12 @@ struct DeviceBuffer {
 
 }  // namespace
 
-Ceilings measure_ceilings(int repeats) {
+Ceilings measure_ceilings(int repeats, L2Flush flush) {
   cudaStream_t stream = nullptr;
   kernels::check_cuda(cudaStreamCreate(&stream), "cudaStreamCreate");
-  EventTimer timer(stream);
+  EventTimer timer(stream, flush);
   Ceilings c;
+  c.empty_launch_s = timer.median_seconds([&] { launch_empty_kernel(stream); }, 2, repeats);
   {
     const std::size_t bytes = std::size_t{2} << 30;  // 2 GiB each way
     DeviceBuffer<std::uint8_t> src(bytes), dst(bytes);

@@ -60,5 +60,18 @@ TEST(BenchCompare, NotABenchReportIsRefused) {
   }
 }
 
+// A report without "l2_flush" predates the option (flushed dirty); runs flushed differently are
+// compared, but the text says so, since decode cells move by that alone.
+TEST(BenchCompare, DifferentL2FlushesAreNamed) {
+  const auto dirty = load("bench-h200-2026-11-30.json");
+  auto clean = dirty;
+  clean["l2_flush"] = "clean";
+  EXPECT_NE(compare_bench(dirty, clean, "A.json", "B.json")
+                .find("note: A was timed after a dirty L2 flush and B after a clean one"),
+            std::string::npos);
+  EXPECT_EQ(compare_bench(clean, clean, "A.json", "B.json").find("note:"), std::string::npos);
+  EXPECT_EQ(compare_bench(dirty, dirty, "A.json", "B.json").find("note:"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace moeval::cli

@@ -221,7 +221,7 @@ const std::map<std::string, Trigger>& triggers() {
     // Command line.
     for (const char* id : {"cli-no-subcommand", "cli-unknown-subcommand", "cli-unknown-option", "cli-version",
                            "sweep-seeds-zero", "sweep-seeds-text", "bench-tokens-negative", "bench-tokens-zero",
-                           "bench-repeats-zero", "bench-wgmma-warpgroups-four", "bench-block-size-unsupported", "bench-unknown-shape", "bench-device-negative", "check-device-negative",
+                           "bench-repeats-zero", "bench-wgmma-warpgroups-four", "bench-block-size-unsupported", "bench-l2-flush-unknown", "bench-unknown-shape", "bench-device-negative", "check-device-negative",
                            "check-device-twice", "check-device-text", "check-require-gpu-cpu-only",
                            "golden-check-and-update", "golden-unknown-family", "golden-unknown-case",
                            "golden-dir-missing", "golden-max-lines-negative", "check-repro-missing",

@@ -34,6 +34,8 @@ struct CellOptions {
   // The Marlin cells' tensor-core path: automatic (the kernel's choice), mma_sync forced everywhere,
   // or wgmma forced where the cell's items can run on it (elsewhere the kernel's choice): A/Bs.
   kernels::MarlinMmaPath marlin_mma_path = kernels::MarlinMmaPath::automatic;
+  // How the L2 is emptied before each timed run (event_timer.h).
+  L2Flush l2_flush = L2Flush::clean;
 };
 
 struct CellResult {

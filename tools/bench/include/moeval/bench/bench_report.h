@@ -15,6 +15,7 @@ struct BenchRun {
   std::string device;       // name reported by CUDA
   std::string command;      // the command line that produced it
   Ceilings ceilings;
+  L2Flush l2_flush = L2Flush::clean;  // how every timed run of it began
   std::vector<CellResult> cells;
 };
 
