@@ -38,6 +38,12 @@ __global__ void __launch_bounds__(32 * marlin_column_max_warps(CW), 1) marlin_mo
   uint4* warp_smem = smem + warp * kWarpSmem;
 
   const int column_units = p.n_tiles / CW;  // per moe block
+  // The first unit's expert id and rows are read together with the block count: on a cold L2 each
+  // is a DRAM round trip, and read one after the other they were three before the first weight
+  // copy. Its moe block is below block_capacity (the grid is at most the capacity's units), so the
+  // reads stay inside expert_ids and sorted_token_ids even where the block turns out unused.
+  int expert = p.expert_ids[blockIdx.x / column_units];
+  LaneRows<1> rows = lane_rows<1>(p, blockIdx.x / column_units * p.block_size, 8, lane);
   const std::int64_t units = marlin_block_count(p) * column_units;
   const int kt_begin = marlin_k_split(p.k_tiles, warps, warp, kStages);
   const int kt_end = marlin_k_split(p.k_tiles, warps, warp + 1, kStages);
@@ -45,9 +51,12 @@ __global__ void __launch_bounds__(32 * marlin_column_max_warps(CW), 1) marlin_mo
   for (std::int64_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
     const std::int64_t block = unit / column_units;
     const int nt = CW * static_cast<int>(unit - block * column_units);
-    const int expert = p.expert_ids[block];
-    const bool computes = expert >= 0 && expert < p.num_experts;
     const std::int64_t row0 = block * p.block_size;
+    if (unit != blockIdx.x) {
+      expert = p.expert_ids[block];
+      rows = lane_rows<1>(p, row0, 8, lane);
+    }
+    const bool computes = expert >= 0 && expert < p.num_experts;
     float acc[4 * CW][1][4];
 #pragma unroll
     for (int wg = 0; wg < 4 * CW; ++wg) {
@@ -55,8 +64,7 @@ __global__ void __launch_bounds__(32 * marlin_column_max_warps(CW), 1) marlin_mo
       for (int j = 0; j < 4; ++j) acc[wg][0][j] = 0.0f;
     }
     if (computes && kt_begin < kt_end) {
-      marlin_warp_k_range<T, BITS, 1, MODE, ROUND_GROUPS, CW>(acc, p, warp_smem, expert, row0, 8, nt, kt_begin, kt_end,
-                                                              lane);
+      marlin_warp_k_range<T, BITS, 1, MODE, ROUND_GROUPS, CW>(acc, p, warp_smem, expert, rows, nt, kt_begin, kt_end, lane);
     }
     if (warps > 1) {
       // Each warp's partial sums go into its own drained ring (every lane's copies have landed once

@@ -231,6 +231,27 @@ struct LoadCursor<TT, false> {
   const std::uint16_t* x[TT];
 };
 
+// A lane's sorted_token_ids entries, the routed slots its activation copies start from: item row
+// 8·tt + lane / 4 (tt < TT) for the mma-fragment copies of 8-row items, rows 4i + lane / 8 (i < 2·TT)
+// for chunk copies; p.num_slots (padding) at and past the item's rows. A kernel may read them ahead
+// of its K loop (the column kernel reads its first unit's together with the block count).
+template <int TT, bool CHUNKED = (TT >= 2)>
+struct LaneRows {
+  std::int64_t sid[CHUNKED ? 2 * TT : TT];
+};
+
+template <int TT>
+__device__ inline LaneRows<TT> lane_rows(const MarlinParams& p, std::int64_t row0, int rows, int lane) {
+  constexpr bool kChunked = TT >= 2;
+  LaneRows<TT> lr;
+#pragma unroll
+  for (int i = 0; i < (kChunked ? 2 * TT : TT); ++i) {
+    const int r = kChunked ? 4 * i + (lane >> 3) : 8 * i + (lane >> 2);
+    lr.sid[i] = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
+  }
+  return lr;
+}
+
 // Per-lane words: the lane's activation words of a stage, lane-contiguous per (token tile, half),
 // so each 4-byte copy and each read of a warp is one shared-memory wavefront.
 template <int BITS, int TT, int CW>
@@ -561,9 +582,10 @@ __device__ inline void store_marlin_sums(const MarlinParams& p, std::int64_t row
 // E), added into acc (acc[4c + wg]: group wg of column nt + c). warp_smem: the warp's ring
 // (marlin_warp_smem_uint4); kt_begin a multiple of kStages. ROUND_GROUPS: marlin_round_groups holds
 // for this call (see there).
+// lane_rows: the lane's sorted_token_ids entries of the item (see LaneRows).
 template <typename T, int BITS, int TT, QuantMode MODE, bool ROUND_GROUPS, int CW = 1>
 __device__ inline void marlin_warp_k_range(float (&acc)[4 * CW][TT][4], const MarlinParams& p, uint4* warp_smem, int expert,
-                                           std::int64_t row0, int rows, int nt, int kt_begin, int kt_end, int lane) {
+                                           const LaneRows<TT>& lane_rows, int nt, int kt_begin, int kt_end, int lane) {
   using Tile = MarlinTile<BITS, TT, CW>;
   constexpr int kStages = Tile::kStages;
   const int g = lane >> 2;
@@ -578,8 +600,7 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4 * CW][TT][4], const Ma
     cursor.real_rows = 0;
 #pragma unroll
     for (int i = 0; i < 2 * TT; ++i) {
-      const int r = 4 * i + (lane >> 3);
-      const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
+      const std::int64_t sid = lane_rows.sid[i];
       // Padding rows are zero-filled: their mma columns are never stored, and columns are independent.
       // a16 + piece < 2^32: marlin_moe rejects an A of more than 2^35 − 16 elements on this path.
       const bool real = sid >= 0 && sid < p.num_slots;
@@ -589,8 +610,7 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4 * CW][TT][4], const Ma
   } else {
 #pragma unroll
     for (int tt = 0; tt < TT; ++tt) {
-      const int r = tt * 8 + g;
-      const std::int64_t sid = r < rows ? p.sorted_token_ids[row0 + r] : p.num_slots;
+      const std::int64_t sid = lane_rows.sid[tt];
       // Padding columns of the mma read row 0 of A: never stored, and the columns are independent.
       cursor.x[tt] = ((sid >= 0 && sid < p.num_slots) ? p.a + (sid / p.top_k) * p.k : p.a) + 16 * kt_begin + 2 * t;
     }
@@ -661,6 +681,14 @@ __device__ inline void marlin_warp_k_range(float (&acc)[4 * CW][TT][4], const Ma
   // tile's group parameters were taken into registers where its group started.
   pipelined_k_loop<kStages>(kt_begin, kt_end, load, compute);
   wait_async<0>();  // the ring is free again when this returns
+}
+
+// The same for rows row0 .. row0 + rows − 1 of sorted_token_ids, read here.
+template <typename T, int BITS, int TT, QuantMode MODE, bool ROUND_GROUPS, int CW = 1>
+__device__ inline void marlin_warp_k_range(float (&acc)[4 * CW][TT][4], const MarlinParams& p, uint4* warp_smem, int expert,
+                                           std::int64_t row0, int rows, int nt, int kt_begin, int kt_end, int lane) {
+  marlin_warp_k_range<T, BITS, TT, MODE, ROUND_GROUPS, CW>(acc, p, warp_smem, expert, lane_rows<TT>(p, row0, rows, lane), nt,
+                                                          kt_begin, kt_end, lane);
 }
 
 template <int TT>
