@@ -32,7 +32,7 @@ std::string format_table(const BenchRun& run) {
                 "routing read back, dequantize touched experts, cublasGemmEx per expert); normdiff = that kernel "
                 "vs cuBLAS.\n",
                 run.device.c_str(), run.ceilings.copy_bytes_per_s / 1e12, run.ceilings.dense_flops_per_s / 1e12,
-                flush_words(run.l2_flush).c_str(), run.ceilings.empty_launch_s * 1e6);
+                flush_words(run.l2_flush).c_str(), run.ceilings.empty_kernel_s * 1e6);
   out += line;
   if (run.ceilings.marlin_k_loop_skipped.empty()) {
     std::snprintf(line, sizeof line,
@@ -78,7 +78,7 @@ nlohmann::json to_json(const BenchRun& run) {
   j["command"] = run.command;
   j["ceilings"] = {{"copy_bytes_per_s", run.ceilings.copy_bytes_per_s},
                    {"dense_bf16_flops_per_s", run.ceilings.dense_flops_per_s},
-                   {"empty_kernel_s", run.ceilings.empty_launch_s}};
+                   {"empty_kernel_s", run.ceilings.empty_kernel_s}};
   if (run.ceilings.marlin_k_loop_skipped.empty()) {
     j["ceilings"]["marlin_wgmma_k_loop_flops_per_s"] = {{"rows_16", run.ceilings.marlin_k_loop_16},
                                                          {"rows_32", run.ceilings.marlin_k_loop_32},

@@ -19,7 +19,7 @@ struct Ceilings {
   double marlin_k_loop_16 = 0;    // the same, 16-row items
   double marlin_k_loop_32 = 0;    // the same, 32-row items
   std::string marlin_k_loop_skipped;  // why the K loop was not measured, or empty
-  double empty_launch_s = 0;      // an empty kernel timed as the cells are (flush, events): the floor of a cell
+  double empty_kernel_s = 0;      // an empty kernel timed as the cells are (flush, events): the floor of a cell
 };
 
 // Medians over `repeats` timed runs after warm-up, on the current device, each after an L2 flush of
