@@ -610,6 +610,27 @@ void add_column_pair_formats(std::vector<Config>& out, Config base) {
   }
 }
 
+// The 8-row suites' edge cases on `base` (its kernel and split): non-local experts with one and
+// with two tile columns a warp, and a real K shard (GEMM1 on rank 1 of 2, whose per-row group
+// lookup runs one column a warp).
+void add_eight_row_edge_cases(std::vector<Config>& out, const Config& base) {
+  for (int columns : {1, 2}) {
+    Config ep = base;
+    ep.warp_columns = columns;
+    ep.expert_map = true;
+    ep.tokens = 33;
+    ep.hidden = ep.inter = 1152;
+    out.push_back(ep);
+  }
+  Config shard = base;
+  shard.act_order = true;
+  shard.k_full = false;
+  shard.k_shards = 2;
+  shard.k_shard_rank = 1;
+  shard.hidden = 1152;  // the rank's K (GEMM1)
+  out.push_back(shard);
+}
+
 // 8-row items on the slice kernel (block_size 8; thread blocks capped by slice_cap so that a small
 // problem runs whole-column rounds and then a last round split in K slices). K = 1088 is 68 K tiles,
 // 8.5 rounds of 8 (4-bit: up to 4 slices of 2–3 rounds, the last ending in a partial round; 8-bit:
@@ -622,29 +643,11 @@ std::vector<Config> slices() {
   sliced.block = 8;
   sliced.sliced_tail = true;
   add_one_column_formats(out, sliced);
-  Config ep;
-  ep.block = 8;
-  ep.sliced_tail = true;
-  ep.warp_columns = 1;
-  ep.expert_map = true;
-  ep.tokens = 33;
-  ep.hidden = ep.inter = 1152;
-  out.push_back(ep);
-  Config shard;
-  shard.block = 8;
-  shard.sliced_tail = true;
-  shard.act_order = true;
-  shard.k_full = false;
-  shard.k_shards = 2;
-  shard.k_shard_rank = 1;
-  shard.hidden = 1152;  // the rank's K (GEMM1)
-  out.push_back(shard);
   // Two tile columns per warp (N a multiple of 128, no K shard): H = 1152 (GEMM2's N: 9 column
   // pairs), I = 1088 or 1152 (GEMM1's N = 2I: 17 or 18 pairs), so a last round splits odd pair
-  // counts too; non-local experts.
+  // counts too.
   add_column_pair_formats(out, sliced);
-  ep.warp_columns = 2;
-  out.push_back(ep);
+  add_eight_row_edge_cases(out, sliced);
   return out;
 }
 
@@ -678,25 +681,10 @@ std::vector<Config> columns() {
     c.gemm = ProblemKind::gemm2;
     out.push_back(c);
   }
-  for (int columns : {1, 2}) {
-    Config ep;
-    ep.block = 8;
-    ep.warp_columns = columns;
-    ep.warps_k = 3;
-    ep.expert_map = true;
-    ep.tokens = 33;
-    ep.hidden = ep.inter = 1152;
-    out.push_back(ep);
-  }
-  Config shard;
-  shard.block = 8;
-  shard.warps_k = 3;
-  shard.act_order = true;
-  shard.k_full = false;
-  shard.k_shards = 2;
-  shard.k_shard_rank = 1;
-  shard.hidden = 1152;  // the rank's K (GEMM1)
-  out.push_back(shard);
+  Config split;
+  split.block = 8;
+  split.warps_k = 3;
+  add_eight_row_edge_cases(out, split);
   return out;
 }
 
