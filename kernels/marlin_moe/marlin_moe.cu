@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -342,10 +343,14 @@ std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args) {
 namespace {
 
 // The slice kernel's plan for an 8-row call (grid 0: the column kernel; a forced warps_k runs it).
-detail::SlicePlan slice_plan(const MarlinMoeArgs& args, int sms) {
+// blocks: expected_block_count.
+detail::SlicePlan slice_plan(const MarlinMoeArgs& args, std::int64_t blocks, int sms) {
   if (args.warps_k != 0) return {1, 0, 1};
-  const std::int64_t block_capacity = args.blocks.sorted_capacity / args.blocks.block_size;
-  return detail::plan_slices(args, expected_block_count(args, block_capacity) * (args.shape.n / 64), sms);
+  return detail::plan_slices(args, blocks * (args.shape.n / 64), sms);
+}
+
+std::int64_t expected_block_count(const MarlinMoeArgs& args) {
+  return expected_block_count(args, args.blocks.sorted_capacity / args.blocks.block_size);
 }
 
 // Whether the call runs 8-row items on mma.sync (the slice or the column kernel) on `device`.
@@ -356,15 +361,15 @@ bool runs_eight_row_items(const MarlinMoeArgs& args, int device) {
 }  // namespace
 
 bool marlin_moe_uses_slices(const MarlinMoeArgs& args, int device) {
-  return runs_eight_row_items(args, device) && slice_plan(args, sm_count(device)).grid > 0;
+  return runs_eight_row_items(args, device) && slice_plan(args, expected_block_count(args), sm_count(device)).grid > 0;
 }
 
 MarlinColumnPlan marlin_moe_column_plan(const MarlinMoeArgs& args, int device) {
   if (!runs_eight_row_items(args, device)) return {};
   const int sms = sm_count(device);
-  if (slice_plan(args, sms).grid > 0) return {};
-  const std::int64_t block_capacity = args.blocks.sorted_capacity / args.blocks.block_size;
-  const detail::ColumnPlan plan = detail::plan_columns(args, expected_block_count(args, block_capacity), sms);
+  const std::int64_t blocks = expected_block_count(args);
+  if (slice_plan(args, blocks, sms).grid > 0) return {};
+  const detail::ColumnPlan plan = detail::plan_columns(args, blocks, sms);
   return {plan.columns, plan.warps_k};
 }
 
@@ -517,6 +522,7 @@ void marlin_moe(const MarlinMoeArgs& args) {
     p.top_k = 1;
   }
   p.c = static_cast<std::uint16_t*>(args.c);
+  p.c_pairs = reinterpret_cast<std::uintptr_t>(args.c) % 4 == 0;
   p.qweight = w.qweight;
   p.scales = static_cast<const std::uint16_t*>(w.scales);
   p.zeros = w.zeros;
@@ -536,42 +542,45 @@ void marlin_moe(const MarlinMoeArgs& args) {
   p.group_tile_mask = p.channelwise ? 0x7FFFFFFF : (1 << p.group_tile_shift) - 1;
   p.num_experts = w.num_experts;
   p.block_size = block_size;
+  // The work items of the kernel this call runs, and how many of them moe_align likely makes (the
+  // persistent grid's size): one plan per kernel, from one estimate of the blocks.
+  const std::int64_t blocks = expected_block_count(args, p.block_capacity);
   const int wgmma_warpgroups = wgmma ? detail::choose_wgmma_warpgroups(args, p.block_capacity, sms) : 0;
+  p.max_grid = args.max_thread_blocks;
+  p.row_groups = 1;
+  p.warps_k = 1;
   if (wgmma) {
     // Items are whole blocks of 16 to 128 rows across 4 (2 for 128 rows) Marlin tile columns per
     // warpgroup; the warps move through K together (no K split inside a thread block).
     const int columns = detail::wgmma_tile_columns(block_size, wgmma_warpgroups);
-    p.row_groups = 1;
-    p.warps_k = 1;
     p.n_items = (p.n_tiles + columns - 1) / columns;
+    p.likely_items = blocks * p.n_items;
+  } else if (token_tiles == 1) {
+    // 8-row items: the slice kernel where the tile columns fill the GPU, else the column kernel.
+    const detail::SlicePlan plan = slice_plan(args, blocks, sms);
+    p.max_slices = plan.max_slices;
+    p.slice_grid = plan.grid;
+    p.warp_columns = plan.columns;
+    if (plan.grid == 0) {
+      const detail::ColumnPlan columns = detail::plan_columns(args, blocks, sms);
+      p.warp_columns = columns.columns;
+      p.warps_k = columns.warps_k;
+      p.likely_items = blocks * (p.n_tiles / columns.columns);
+    } else {  // the slice kernel's workspace and this call's stamp
+      char* slice_ws = static_cast<char*>(args.workspace) + gather_bytes(args);
+      p.slice_partials = reinterpret_cast<float*>(slice_ws);
+      p.slice_arrivals = reinterpret_cast<unsigned long long*>(slice_ws + detail::kMaxSliceWarps * detail::kSliceSlotBytes);
+      p.call_stamp = next_call_stamp();
+    }
   } else {
+    // The thread-block kernel: 4 warps, K split warps_k ways among them.
     p.row_groups = (block_size + 8 * token_tiles - 1) / (8 * token_tiles);
     std::int64_t resident = static_cast<std::int64_t>(sms) * detail::marlin_resident_blocks(token_tiles);
     if (args.max_thread_blocks > 0) resident = std::min<std::int64_t>(resident, args.max_thread_blocks);
     p.warps_k = detail::choose_warps_k(args, p.block_capacity, p.row_groups, resident);
     const int warps_n = 4 / p.warps_k;
     p.n_items = (p.n_tiles + warps_n - 1) / warps_n;
-  }
-  p.likely_items = expected_block_count(args, p.block_capacity) * p.row_groups * p.n_items;
-  p.max_grid = args.max_thread_blocks;
-  if (!wgmma && token_tiles == 1) {
-    const detail::SlicePlan plan = slice_plan(args, sms);
-    p.max_slices = plan.max_slices;
-    p.slice_grid = plan.grid;
-    p.warp_columns = plan.columns;
-    if (plan.grid == 0) {  // the column kernel
-      const std::int64_t blocks = expected_block_count(args, p.block_capacity);
-      const detail::ColumnPlan columns = detail::plan_columns(args, blocks, sms);
-      p.warp_columns = columns.columns;
-      p.warps_k = columns.warps_k;
-      p.likely_items = blocks * (p.n_tiles / columns.columns);
-    }
-    if (plan.grid > 0) {  // the slice kernel's workspace and this call's stamp
-      char* slice_ws = static_cast<char*>(args.workspace) + gather_bytes(args);
-      p.slice_partials = reinterpret_cast<float*>(slice_ws);
-      p.slice_arrivals = reinterpret_cast<unsigned long long*>(slice_ws + detail::kMaxSliceWarps * detail::kSliceSlotBytes);
-      p.call_stamp = next_call_stamp();
-    }
+    p.likely_items = blocks * p.row_groups * p.n_items;
   }
   p.implicit_zero = marlin_bits(w.type) == 4 ? 8u : 128u;
   if (counts_items(args)) {

@@ -54,6 +54,8 @@ struct MarlinParams {
   // The wgmma producer form (marlin_wgmma_producer_kernel.cuh): its thread blocks take their items
   // after the first from this counter in the workspace, zeroed before the launch.
   unsigned long long* item_counter;
+  // c is 4-byte aligned: the wgmma epilogues store column pairs (store_wgmma_sums).
+  bool c_pairs;
 };
 
 // Workspace bytes of the item counter, for block_size 64 and 128 (the sizes the producer form runs).
@@ -113,7 +115,9 @@ SlicePlan plan_slices(const MarlinMoeArgs& args, std::int64_t likely_columns, in
 // Warps an SM holds on the 8-row column kernel (its launch bounds) with `columns` Marlin tile columns
 // per warp: 20 with one (≤ 102 registers, 10 KB of ring a warp at 4 bits), 12 with two (≤ 170
 // registers, 16 KB a warp).
-constexpr int marlin_column_max_warps(int columns) { return columns == 2 ? 12 : 20; }
+constexpr int marlin_column_max_warps(int columns) {
+  return columns == 2 ? kMarlinColumnPairMaxWarps : kMarlinColumnMaxWarps;
+}
 // The column kernel's plan (marlin_column_kernel.cuh) for an 8-row call off the slice kernel, with
 // `blocks` expected moe blocks on `sms` SMs: tile columns per warp and warps per thread block.
 struct ColumnPlan {

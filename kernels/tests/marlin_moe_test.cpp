@@ -63,6 +63,9 @@ struct Config {
   // Also run with the rows of every moe block shuffled (padding moved off the blocks' ends): the
   // outputs must not change by a bit (every output row is summed alone, in the same K order).
   bool shuffled = false;
+  // c one element past a 4-byte boundary: the wgmma epilogues store single outputs there instead of
+  // column pairs (MarlinParams::c_pairs).
+  bool odd_output = false;
 
   std::string name() const {
     std::string s = std::string(to_string(type)) + "_g" + (group < 0 ? std::string("ch") : std::to_string(group));
@@ -84,6 +87,7 @@ struct Config {
     if (thread_blocks > 0) s += "_tb" + std::to_string(thread_blocks);
     if (warps_k > 0) s += "_wk" + std::to_string(warps_k);
     if (shuffled) s += "_shuffled";
+    if (odd_output) s += "_oddc";
     return s;
   }
   MoeProblem problem(std::uint64_t seed) const {
@@ -108,9 +112,11 @@ struct Config {
   }
 };
 
-// Everything one launch needs on the device, built from a fixtures case.
+// Everything one launch needs on the device, built from a fixtures case. The output buffer holds one
+// guard element more than c, before c (c_offset = 1: c is then only 2-byte aligned) or after it;
+// run() checks that no call wrote it.
 struct DeviceCase {
-  explicit DeviceCase(const GemmCase& c, int block_size)
+  explicit DeviceCase(const GemmCase& c, int block_size, int output_offset = 0)
       : packed(layouts::pack_marlin(c.w)),
         a(c.a),
         qweight(packed.qweight),
@@ -130,7 +136,8 @@ struct DeviceCase {
         expert_ids(static_cast<std::size_t>(moe_align_block_capacity(slots, int(c.problem.experts), block))),
         post_padded(1),
         align_ws(moe_align_workspace_bytes(slots, int(c.problem.experts))),
-        out(static_cast<std::size_t>(slots * c.shape.n)) {
+        c_offset(output_offset),
+        out(static_cast<std::size_t>(slots * c.shape.n + 1)) {
     MoeAlignArgs align;
     align.topk_ids = topk_ids.get();
     align.num_slots = slots;
@@ -145,7 +152,7 @@ struct DeviceCase {
     moe_align(align);
 
     args.a = a.get();
-    args.c = out.get();
+    args.c = out.get() + c_offset;
     MarlinMoeWeights& w = args.weights;
     w.qweight = qweight.get();
     w.scales = scales.get();
@@ -169,10 +176,15 @@ struct DeviceCase {
     args.workspace_bytes = workspace->size();
   }
 
+  // c after a call, without the guard element.
   std::vector<std::uint16_t> run() {
     out.poison(0xFF);  // NaN in fp16 and bf16: an element the kernel skips shows
     marlin_moe(args);
-    return out.download();
+    std::vector<std::uint16_t> all = out.download();
+    const std::size_t guard = c_offset == 0 ? all.size() - 1 : 0;
+    EXPECT_EQ(all[guard], 0xFFFF) << "the call wrote the element " << (c_offset == 0 ? "after" : "before") << " c";
+    all.erase(all.begin() + static_cast<std::ptrdiff_t>(guard));
+    return all;
   }
   // Fills the workspace with pseudo-random bytes: no call may depend on what it held before.
   void scramble_workspace(std::uint64_t seed) {
@@ -194,7 +206,8 @@ struct DeviceCase {
   int block;
   DeviceVector<std::int32_t> sorted, expert_ids, post_padded;
   DeviceVector<unsigned char> align_ws;
-  DeviceVector<std::uint16_t> out;
+  int c_offset;                     // c = out + c_offset
+  DeviceVector<std::uint16_t> out;  // c and a guard element
   std::unique_ptr<DeviceVector<unsigned char>> workspace;
   MarlinMoeArgs args;
 };
@@ -238,7 +251,7 @@ void check_case(const Config& config, std::uint64_t seed) {
     }
     ASSERT_TRUE(merged && longer) << "the routing must hold an expert tail of 1..16 rows and a longer last block";
   }
-  DeviceCase d(c, config.block);
+  DeviceCase d(c, config.block, config.odd_output ? 1 : 0);
   d.args.mma_path = config.path;
   d.args.warp_columns = config.warp_columns;
   if (config.sliced_tail) {
@@ -422,7 +435,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MarlinMoe, ::testing::ValuesIn(shapes()),
 // K, both dtypes and GEMMs. H = I = 320: K = 320 is 20 K tiles (a partial round and chunk); w2's
 // N = 320 is five Marlin tile columns, so its last item has warps past N on both wgmma item shapes
 // (64 rows: 4 columns per item, 128 rows: 2), and so has w13's N = 640 with 64-row items; ~75 rows
-// per expert (partial 64- and 128-row items, a second 64-row group).
+// per expert (partial 64- and 128-row items, a second 64-row group). uint4b8 group 32 also runs each
+// wgmma form with c only 2-byte aligned (single-output stores instead of column pairs).
 std::vector<Config> paths() {
   std::vector<Config> out;
   for (MarlinMmaPath path : {MarlinMmaPath::wgmma, MarlinMmaPath::mma_sync}) {
@@ -455,6 +469,12 @@ std::vector<Config> paths() {
                 c.warpgroups = warpgroups;
                 c.act_order = false;
                 out.push_back(c);
+                // Each wgmma form with c only 2-byte aligned (single-output stores).
+                if (path == MarlinMmaPath::wgmma && type == WeightType::uint4b8 && group == 32) {
+                  Config odd = c;
+                  odd.odd_output = true;
+                  out.push_back(odd);
+                }
                 if (path == MarlinMmaPath::wgmma && !has_zero_point(type) && group > 0) {
                   c.act_order = true;
                   out.push_back(c);
@@ -522,6 +542,8 @@ std::vector<Config> small_wgmma_items() {
     out.push_back(c);
     c.thread_blocks = 2;
     out.push_back(c);
+    c.odd_output = true;  // c only 2-byte aligned: single-output stores
+    out.push_back(c);
     c = base;
     c.group = 32;
     c.hidden = c.inter = 320;
@@ -572,6 +594,8 @@ std::vector<Config> expert_tails() {
   out.push_back(c);
   c.gemm = ProblemKind::gemm2;
   c.type = WeightType::uint4;
+  out.push_back(c);
+  c.odd_output = true;  // c only 2-byte aligned: the 80-row items' single-output stores
   out.push_back(c);
   c = base;
   c.type = WeightType::uint8b128;

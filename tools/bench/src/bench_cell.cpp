@@ -289,7 +289,7 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   if (s.options.marlin_warp_columns != 0 && eight_rows && (s.options.marlin_warp_columns == 1 || marlin.shape.n % 128 == 0)) {
     marlin.warp_columns = s.options.marlin_warp_columns;
   }
-  if (s.options.marlin_warps_k != 0 && eight_rows && (marlin.warp_columns != 2 || s.options.marlin_warps_k <= 12)) {
+  if (s.options.marlin_warps_k != 0 && eight_rows && (marlin.warp_columns != 2 || s.options.marlin_warps_k <= kernels::kMarlinColumnPairMaxWarps)) {
     marlin.warps_k = s.options.marlin_warps_k;
   }
   const int warpgroups = kernels::marlin_moe_wgmma_warpgroups(marlin, device);

@@ -131,10 +131,16 @@ struct MarlinMoeArgs {
   // kernel runs anyway.
   int warp_columns = 0;
   // Warps per thread block of the 8-row column kernel (marlin_moe_column_plan), all on one column
-  // unit, splitting K in whole rounds: 0 chooses, 1..20 with one tile column per warp, 1..12 with
-  // two forces. Rejected (std::invalid_argument) where the call does not run the column kernel.
+  // unit, splitting K in whole rounds: 0 chooses, 1..kMarlinColumnMaxWarps (20) with one tile column
+  // per warp, 1..kMarlinColumnPairMaxWarps (12) with two forces. Rejected (std::invalid_argument)
+  // where the call does not run the column kernel.
   int warps_k = 0;
 };
+
+// The column kernel's largest thread blocks, in warps (MarlinMoeArgs::warps_k): with one tile column
+// per warp, and with two (whose larger rings leave room for fewer warps an SM).
+constexpr int kMarlinColumnMaxWarps = 20;
+constexpr int kMarlinColumnPairMaxWarps = 12;
 
 // Workspace of block_size 8 (the decode path, 8-row work items): K slices of a tile column run on
 // different warps, and each slice's fp32 sums pass through a slot of 2 KiB (8 rows × 64 columns) with
