@@ -567,52 +567,6 @@ __device__ inline void store_marlin_sums(const MarlinParams& p, int rows, std::i
   }
 }
 
-// The same sums, the same bits, stored as 4-byte column pairs (c must be 4-byte aligned): half the
-// store instructions. Lanes g and g ^ 1 (lane ^ 4, same t) hold columns 2q and 2q + 1 of each
-// 8-column run (q = g / 2; runs col0 − g + 8·(j >> 1) + 16·gi). Each lane rounds its two values of a
-// group (runs j >> 1 = 0 and 1) into one word; one shuffle per two groups swaps the halves the
-// partner stores (the even lane sends its run-1 halves, the odd lane its run-0 halves); then the even
-// lane stores the pair of run 0 and the odd lane that of run 1, one word per group. Every lane of
-// the warp calls it (the shuffles); rows past `rows` or outside [0, num_slots) store nothing.
-template <typename T, int TT, int GROUPS, typename SlotOf, typename WeightOf, typename Sum>
-__device__ inline void store_marlin_sums_paired(const MarlinParams& p, int rows, std::int64_t col0, bool computes, int t,
-                                                int g, const SlotOf& slot_of, const WeightOf& weight_of, const Sum& sum) {
-  static_assert(GROUPS % 2 == 0);
-  const bool odd = (g & 1) != 0;
-  const unsigned send_sel = odd ? 0x5410u : 0x7632u;
-  const unsigned keep_sel[2] = {odd ? 0x3254u : 0x5410u, odd ? 0x3276u : 0x7610u};
-  const std::int64_t col = col0 + (odd ? 7 : 0);  // the pair's first column in run h = odd
-#pragma unroll
-  for (int tt = 0; tt < TT; ++tt) {
-#pragma unroll
-    for (int jr = 0; jr < 2; ++jr) {
-      const int r = tt * 8 + 2 * t + jr;
-      const std::int64_t sid = r < rows ? slot_of(r) : -1;
-      const bool real = sid >= 0 && sid < p.num_slots;
-      const float w = real && p.topk_weights != nullptr ? weight_of(r, sid) : 1.0f;
-      std::uint32_t packed[GROUPS];
-#pragma unroll
-      for (int gi = 0; gi < GROUPS; ++gi) {
-        const float lo = computes ? sum(gi, tt, jr) * w : 0.0f;
-        const float hi = computes ? sum(gi, tt, 2 + jr) * w : 0.0f;
-        packed[gi] = Half16<T>::pack(lo, hi);
-      }
-      std::uint32_t out[GROUPS];
-#pragma unroll
-      for (int i = 0; i < GROUPS / 2; ++i) {
-        const std::uint32_t got =
-            __shfl_xor_sync(0xFFFFFFFFu, __byte_perm(packed[2 * i], packed[2 * i + 1], send_sel), 4);
-        out[2 * i] = __byte_perm(packed[2 * i], got, keep_sel[0]);
-        out[2 * i + 1] = __byte_perm(packed[2 * i + 1], got, keep_sel[1]);
-      }
-      if (!real) continue;
-      std::uint32_t* const dst = reinterpret_cast<std::uint32_t*>(p.c + sid * p.n + col);
-#pragma unroll
-      for (int gi = 0; gi < GROUPS; ++gi) dst[8 * gi] = out[gi];
-    }
-  }
-}
-
 // The mma.sync kernels' form: item row r is row row0 + r of sorted_token_ids, and the routing
 // weights are read from global memory.
 template <typename T, int TT, int GROUPS, typename Sum>

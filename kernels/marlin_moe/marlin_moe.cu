@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -522,7 +521,6 @@ void marlin_moe(const MarlinMoeArgs& args) {
     p.top_k = 1;
   }
   p.c = static_cast<std::uint16_t*>(args.c);
-  p.c_pairs = reinterpret_cast<std::uintptr_t>(args.c) % 4 == 0;
   p.qweight = w.qweight;
   p.scales = static_cast<const std::uint16_t*>(w.scales);
   p.zeros = w.zeros;

@@ -54,8 +54,6 @@ struct MarlinParams {
   // The wgmma producer form (marlin_wgmma_producer_kernel.cuh): its thread blocks take their items
   // after the first from this counter in the workspace, zeroed before the launch.
   unsigned long long* item_counter;
-  // c is 4-byte aligned: the wgmma epilogues store column pairs (store_wgmma_sums).
-  bool c_pairs;
 };
 
 // Workspace bytes of the item counter, for block_size 64 and 128 (the sizes the producer form runs).

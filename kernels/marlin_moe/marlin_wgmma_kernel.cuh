@@ -100,21 +100,6 @@ struct WgmmaTile {
   static_assert(kStages % kChunkTiles == 0 && kStages % 2 == 0);
 };
 
-// The wgmma epilogues' stores (store_marlin_sums' arguments, with the lane's g): column pairs, 4
-// bytes a store, where c allows (MarlinParams::c_pairs), else single outputs. Pairs halve the store
-// instructions; same-run A/B on the H200 (producer form, docs/bench.md): 3.7–5 % faster at M =
-// 2048–4096 on the K = 2048 shapes (DeepSeek-V3 w2, Qwen3-30B-A3B w13), 1.5–5 % on DeepSeek-V3 w13
-// and Mixtral w13, where the stores had measured 2.5–6 % of the time. Every lane of the warp calls it.
-template <typename T, int TT, int GROUPS, typename SlotOf, typename WeightOf, typename Sum>
-__device__ inline void store_wgmma_sums(const MarlinParams& p, int rows, std::int64_t col0, bool computes, int t, int g,
-                                        const SlotOf& slot_of, const WeightOf& weight_of, const Sum& sum) {
-  if (p.c_pairs) {
-    store_marlin_sums_paired<T, TT, GROUPS>(p, rows, col0, computes, t, g, slot_of, weight_of, sum);
-  } else {
-    store_marlin_sums<T, TT, GROUPS>(p, rows, col0, computes, t, slot_of, weight_of, sum);
-  }
-}
-
 // Chunk buffers first (1024-byte aligned, as the 128-byte swizzle needs), then one ring per warp,
 // then the items' slot ids and routing weights.
 template <int BITS, int ROWS, int WGS = 1>
@@ -414,11 +399,11 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
     item += gridDim.x;
     if (item < items) begin(item);
     if (done_in_n) {
-      store_wgmma_sums<T, kRows / 8, kGroups>(p, done.rows, 64 * done_nt + 16 * group_first + g, done.computes, t, g,
-                                              [&](int r) { return std::int64_t{done_slots[r]}; },
-                                              // (a non-local expert's rows store zeros: no weights were copied)
-                                              [&](int r, std::int64_t) { return done.computes ? done_weights[r] : 0.0f; },
-                                              [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
+      store_marlin_sums<T, kRows / 8, kGroups>(p, done.rows, 64 * done_nt + 16 * group_first + g, done.computes, t,
+                                               [&](int r) { return std::int64_t{done_slots[r]}; },
+                                               // (a non-local expert's rows store zeros: no weights were copied)
+                                               [&](int r, std::int64_t) { return done.computes ? done_weights[r] : 0.0f; },
+                                               [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
     }
   }
 #else

@@ -429,10 +429,10 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
       if (warp_in_n) {
         const std::int32_t* const row_slots = item_slots + kMaxRows * b;
         const float* const row_weights = item_weights + kMaxRows * b;
-        store_wgmma_sums<T, N / 8, Tile::kGroups>(p, N == kRows ? it.rows : N, 64 * nt + 16 * group_first + g, it.computes, t, g,
-                                                   [&](int r) { return std::int64_t{row_slots[r]}; },
-                                                   [&](int r, std::int64_t) { return row_weights[r]; },
-                                                   [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
+        store_marlin_sums<T, N / 8, Tile::kGroups>(p, N == kRows ? it.rows : N, 64 * nt + 16 * group_first + g, it.computes, t,
+                                                    [&](int r) { return std::int64_t{row_slots[r]}; },
+                                                    [&](int r, std::int64_t) { return row_weights[r]; },
+                                                    [&](int gg, int tt, int j) { return acc[gg][4 * tt + j]; });
       }
     };
     for (int local = 0;; ++local) {  // the producer's items, in its order

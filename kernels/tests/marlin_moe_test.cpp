@@ -63,8 +63,8 @@ struct Config {
   // Also run with the rows of every moe block shuffled (padding moved off the blocks' ends): the
   // outputs must not change by a bit (every output row is summed alone, in the same K order).
   bool shuffled = false;
-  // c one element past a 4-byte boundary: the wgmma epilogues store single outputs there instead of
-  // column pairs (MarlinParams::c_pairs).
+  // c one element past a 4-byte boundary, as a view one element into a buffer gives: only 2-byte
+  // aligned, which every store path must take (a kernel writing 4 bytes at a time would fault).
   bool odd_output = false;
 
   std::string name() const {
@@ -436,7 +436,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MarlinMoe, ::testing::ValuesIn(shapes()),
 // N = 320 is five Marlin tile columns, so its last item has warps past N on both wgmma item shapes
 // (64 rows: 4 columns per item, 128 rows: 2), and so has w13's N = 640 with 64-row items; ~75 rows
 // per expert (partial 64- and 128-row items, a second 64-row group). uint4b8 group 32 also runs each
-// wgmma form with c only 2-byte aligned (single-output stores instead of column pairs).
+// wgmma form with c only 2-byte aligned (odd_output).
 std::vector<Config> paths() {
   std::vector<Config> out;
   for (MarlinMmaPath path : {MarlinMmaPath::wgmma, MarlinMmaPath::mma_sync}) {
@@ -469,7 +469,7 @@ std::vector<Config> paths() {
                 c.warpgroups = warpgroups;
                 c.act_order = false;
                 out.push_back(c);
-                // Each wgmma form with c only 2-byte aligned (single-output stores).
+                // Each wgmma form with c only 2-byte aligned.
                 if (path == MarlinMmaPath::wgmma && type == WeightType::uint4b8 && group == 32) {
                   Config odd = c;
                   odd.odd_output = true;
@@ -542,7 +542,7 @@ std::vector<Config> small_wgmma_items() {
     out.push_back(c);
     c.thread_blocks = 2;
     out.push_back(c);
-    c.odd_output = true;  // c only 2-byte aligned: single-output stores
+    c.odd_output = true;  // c only 2-byte aligned
     out.push_back(c);
     c = base;
     c.group = 32;
@@ -595,7 +595,7 @@ std::vector<Config> expert_tails() {
   c.gemm = ProblemKind::gemm2;
   c.type = WeightType::uint4;
   out.push_back(c);
-  c.odd_output = true;  // c only 2-byte aligned: the 80-row items' single-output stores
+  c.odd_output = true;  // c only 2-byte aligned, with the 80-row items' stores
   out.push_back(c);
   c = base;
   c.type = WeightType::uint8b128;
