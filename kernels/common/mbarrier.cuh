@@ -53,6 +53,18 @@ __device__ inline void mbarrier_wait(std::uint64_t* bar, unsigned parity) {
       : "memory");
 }
 
+// Whether the phase of `parity` of `bar` has completed, at once (acquire where true): a waiter that
+// asks ahead of time, while it still has work, and calls mbarrier_wait later only where it had not.
+__device__ inline bool mbarrier_test(std::uint64_t* bar, unsigned parity) {
+  std::uint32_t done = 0;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(shared_address(bar)), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
 // `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to shared memory by the bulk
 // copy engine, completing as transaction bytes on `bar` (announced before by mbarrier_arrive_expect_tx).
 __device__ inline void bulk_copy_to_shared(void* dst, const void* src, unsigned bytes, std::uint64_t* bar) {
