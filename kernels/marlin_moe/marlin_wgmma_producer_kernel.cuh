@@ -427,8 +427,7 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
               tile(st, act, kt0, j, previous);
               if (j == 1) landed = c + 1 < chunks && mbarrier_test(full + next, next_phase);
             }
-          } else {
-            landed = false;
+          } else {  // the item's last chunk, of fewer tiles: no chunk after it to ask about
             for (int j = 0; kt0 + j < k_tiles; ++j) tile(st, act, kt0, j, previous);
           }
           previous = stage;

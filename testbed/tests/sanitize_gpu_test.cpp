@@ -47,6 +47,10 @@ std::vector<MoeProblem> sanitize_problems() {
   v.push_back(gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 128, DType::bf16, Tier::exact, 1, 1, 1));
   // Prefill-sized (64-row blocks, split tiles) with more routed rows than moe_align's single-block path takes.
   v.push_back(gemm_problem(ProblemKind::gemm2, WeightType::uint4b8, 64, DType::bf16, Tier::exact, 32, 2100, 4, 256, 64));
+  // ~75 rows per expert and K = 640 (10 chunks of 4 K tiles): Marlin's producer form (64-row items
+  // on sm_90a) with items longer than its ring, so the ring wraps inside an item, where a consumer
+  // asks the next chunk's barrier ahead of time with the other phase parity.
+  v.push_back(gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 128, DType::bf16, Tier::exact, 8, 300, 2, 640, 128));
   // ~20 rows per expert: 32-row blocks (Marlin's one-warpgroup wgmma items on sm_90a), zero points,
   // GEMM2 with routing weights.
   v.push_back(gemm_problem(ProblemKind::gemm2, WeightType::uint4, 32, DType::bf16, Tier::exact, 4, 40, 2));
