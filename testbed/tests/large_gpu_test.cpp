@@ -5,7 +5,8 @@
 //     w13 because the adapter packs every code on the host: half the codes, half the time.) It is
 //     run as a GEMM1-kind case so the exact tier applies (no routing-weight multiply);
 //   - one GEMM with more than 2^31 output elements (262144 routed rows × 8448 columns), so
-//     sorted_id·N overflows.
+//     sorted_id·N overflows;
+//   - a memory-bound GEMM of 8-bit weights ten times the L2 at full load (copies behind the reads).
 // What is compared, honestly: the CPU fp64 reference of the WHOLE output would cost minutes, so
 // the kernel's full output is checked for coverage (no element left poisoned, guards intact,
 // inputs unchanged, caller's device restored) and the routed rows of a sample of tokens —
@@ -27,9 +28,12 @@
 namespace moeval::testbed {
 namespace {
 
-// Runs `c` once on device 0 (another device current when two exist) and judges the full output
-// for coverage and the routed rows of `tokens` against the reference of those tokens alone.
-void expect_sampled_tokens_match(const GemmKernelUnderTest& kernel, const GemmCase& c, std::vector<std::int64_t> tokens) {
+// Runs `c` on device 0 (another device current when two exist) and judges the full output for
+// coverage and the routed rows of `tokens` against the reference of those tokens alone. runs > 1:
+// the call is repeated (into a fresh output) and every output element must be bitwise the same in
+// each run, which a race between the kernel's copies and its reads would break somewhere.
+void expect_sampled_tokens_match(const GemmKernelUnderTest& kernel, const GemmCase& c, std::vector<std::int64_t> tokens,
+                                 int runs = 1) {
   const std::string why = kernel.unsupported_reason(c);
   if (!why.empty()) {
     ADD_FAILURE() << kernel.name() << " does not support the large case " << c.problem.name() << ": " << why;
@@ -51,6 +55,22 @@ void expect_sampled_tokens_match(const GemmKernelUnderTest& kernel, const GemmCa
   for (const auto& e : memory_errors(buffers)) ADD_FAILURE() << e;
   const std::int64_t poisoned = std::count(bits.begin(), bits.end(), std::uint16_t(0xFFFF));
   EXPECT_EQ(poisoned, 0) << "output elements never written (of " << bits.size() << ")";
+  for (int run = 1; run < runs; ++run) {
+    GuardedBuffer again("out", 0, std::size_t(rows * n) * 2, 2);
+    prepared->run(again);
+    synchronize_device(0, kernel.name());
+    const auto repeat = again.download<std::uint16_t>();
+    std::int64_t differ = 0, first = -1;
+    for (std::size_t i = 0; i < bits.size(); ++i) {
+      if (repeat[i] != bits[i]) {
+        if (first < 0) first = std::int64_t(i);
+        ++differ;
+      }
+    }
+    EXPECT_EQ(differ, 0) << kernel.name() << ": run " << run + 1 << " differs from run 1 in " << differ << " of "
+                         << bits.size() << " output elements, the first at routed row " << first / n << ", column "
+                         << first % n;
+  }
 
   // The sub-case of the sampled tokens: same weights (by reference: they are tens of GB on the
   // host), the tokens' activations and routing. A rows per token: 1 (GEMM1) or topk (GEMM2).
@@ -160,6 +180,28 @@ TEST_P(Large, OutputBeyondTwoToThe31Elements) {
   const std::int64_t boundary_token = (std::int64_t(1) << 31) / n / p.topk;  // its rows cross 2^31 elements
   expect_sampled_tokens_match(registered_kernel(GetParam()), c,
                               {0, 1, boundary_token - 1, boundary_token, boundary_token + 1, p.tokens - 2, p.tokens - 1});
+}
+
+// A memory-bound GEMM at full load: 8-bit weights (fp16, whose dequantization is the cheap packed
+// one) of 512 MiB, ten times the L2, streamed once by every SM for several rounds of items, so the
+// weight copies, not the arithmetic, set the pace and a kernel's readers keep catching up with its
+// copies. Where a kernel's readers of a ring of copy stages can outrun the copies, this is where a
+// wrong wait shows; on smaller cases the copies run far ahead, and a stage read too early still
+// holds the right data (Marlin's producer form, its 64-row items here: a consumer that asks the
+// next stage's barrier with a stale parity where the ring wraps MEASURE). 64 experts of K = 2048,
+// N = 4096 (rotated copies of 8, as above), 512 tokens × top-8 (~64 rows per expert); checked:
+// coverage, the routed rows of 17 tokens against the reference (exact tier), and the whole output
+// bitwise equal over three runs.
+TEST_P(Large, MemoryBoundEightBitWeightsAtFullLoad) {
+  MOEVAL_REQUIRE_GPUS(1);
+  const MoeProblem p = gemm_problem(ProblemKind::gemm1, WeightType::uint8b128, 128, DType::f16, Tier::exact,
+                                    /*E*/ 64, /*M*/ 512, /*topk*/ 8, /*H = K*/ 2048, /*I = N/2*/ 2048, /*seed*/ 9);
+  const GemmCase c = with_rotated_experts(p, 8);
+  ASSERT_GE(p.experts * c.shape.n * c.shape.k, std::int64_t(512) << 20);
+  std::vector<std::int64_t> sample;
+  for (std::int64_t t = 0; t < p.tokens; t += p.tokens / 16) sample.push_back(t);
+  sample.push_back(p.tokens - 1);
+  expect_sampled_tokens_match(registered_kernel(GetParam()), c, sample, /*runs*/ 3);
 }
 
 MOEVAL_FOR_EVERY_KERNEL(Large);
