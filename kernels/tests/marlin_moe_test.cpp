@@ -60,6 +60,12 @@ struct Config {
   // expert tail that the producer form's 64-row items take along) and some other a longer last
   // block: asserted, so that the case cannot stop covering both when the fixtures change.
   bool expert_tails = false;
+  // topk = 1 and a routing built here instead of drawn: experts 2j hold exactly 64 tokens (one full
+  // block) and experts 2j + 1 then 1..16 (a short block right after it), the pair in which a wrong
+  // expert test would take another expert's rows along as a tail. Asserted. `runs` calls, each
+  // bitwise equal to the first: rows computed twice by two items race for their outputs.
+  bool tail_pairs = false;
+  int runs = 2;
   // Also run with the rows of every moe block shuffled (padding moved off the blocks' ends): the
   // outputs must not change by a bit (every output row is summed alone, in the same K order).
   bool shuffled = false;
@@ -86,6 +92,8 @@ struct Config {
     if (warp_columns != 0) s += "_cw" + std::to_string(warp_columns);
     if (thread_blocks > 0) s += "_tb" + std::to_string(thread_blocks);
     if (warps_k > 0) s += "_wk" + std::to_string(warps_k);
+    if (tail_pairs) s += "_tailpairs";
+    if (runs != 2) s += "_runs" + std::to_string(runs);
     if (shuffled) s += "_shuffled";
     if (odd_output) s += "_oddc";
     return s;
@@ -241,8 +249,29 @@ void shuffle_blocks(DeviceCase& d, std::uint64_t seed) {
   d.sorted.upload(sorted);
 }
 
+// The `tail_pairs` routing of a topk = 1 case: for j < E / 2, expert 2j gets 64 tokens and expert
+// 2j + 1 gets 1 + j % 16, in a seeded random token order. tokens must be their sum.
+void route_tail_pairs(GemmCase& c, std::uint64_t seed) {
+  std::vector<std::int32_t> ids;
+  for (std::int32_t j = 0; 2 * j + 1 < c.problem.experts; ++j) {
+    ids.insert(ids.end(), 64, 2 * j);
+    ids.insert(ids.end(), 1 + j % 16, 2 * j + 1);
+  }
+  ASSERT_EQ(c.problem.topk, 1);
+  ASSERT_EQ(std::int64_t(ids.size()), c.problem.tokens) << "tokens must be the pairs' sum";
+  std::shuffle(ids.begin(), ids.end(), std::mt19937_64(seed));
+  c.routing.topk_ids = ids;
+  c.routing.topk_weights.assign(ids.size(), 1.0f);
+  std::mt19937_64 rng(seed + 1);  // GEMM2 multiplies them: weights other than 1 show which row went where
+  for (float& w : c.routing.topk_weights) w = 0.25f + 0.5f * float(rng() >> 40) / float(1 << 24);
+}
+
 void check_case(const Config& config, std::uint64_t seed) {
-  const GemmCase c = build_gemm_case(config.problem(seed));
+  GemmCase c = build_gemm_case(config.problem(seed));
+  if (config.tail_pairs) {
+    route_tail_pairs(c, seed);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
   if (config.expert_tails) {
     bool merged = false, longer = false;
     for (std::int64_t n : local_expert_counts(c)) {
@@ -288,8 +317,10 @@ void check_case(const Config& config, std::uint64_t seed) {
   }
   d.scramble_workspace(seed);
   const std::vector<std::uint16_t> first = d.run();
-  const std::vector<std::uint16_t> second = d.run();
-  EXPECT_EQ(first, second) << "not bitwise deterministic on repeat";
+  for (int run = 1; run < config.runs; ++run) {
+    const std::vector<std::uint16_t> again = d.run();
+    EXPECT_EQ(first, again) << "not bitwise deterministic on repeat (run " << run + 1 << ")";
+  }
   if (config.shuffled) {
     shuffle_blocks(d, seed);
     EXPECT_EQ(d.run(), first) << "the outputs changed when the rows of each moe block were shuffled";
@@ -564,7 +595,9 @@ INSTANTIATE_TEST_SUITE_P(SmallWgmmaItems, MarlinMoe, ::testing::ValuesIn(small_w
 // groups, act-order, both dtypes and GEMMs (w2 multiplies the tail rows' routing weights); then
 // non-local experts, two thread blocks for all items (items that gave their rows away, in turn with
 // the others), 8-bit weights (no tails), and every case also with its blocks' rows shuffled, which
-// moves padding off the blocks' ends and so turns the tails off: the outputs must not change.
+// moves padding off the blocks' ends and so turns the tails off: the outputs must not change. Last,
+// routings built for the one place where a tail must NOT be taken: an expert's full last block
+// followed by another expert's short block (`tail_pairs`).
 std::vector<Config> expert_tails() {
   Config base;
   base.path = MarlinMmaPath::wgmma;
@@ -600,6 +633,24 @@ std::vector<Config> expert_tails() {
   c = base;
   c.type = WeightType::uint8b128;
   out.push_back(c);
+  // Pairs of a full last block and another expert's short block right after it (route_tail_pairs:
+  // 8 pairs, 548 tokens), K = 1024, GEMM1 N = 2048 and GEMM2 N = 1024 (4 and 2 items of 8 tile
+  // columns a block), eight calls each:
+  // the short blocks' rows must be computed once, with their own expert's weights.
+  for (ProblemKind gemm : {ProblemKind::gemm1, ProblemKind::gemm2}) {
+    c = base;
+    c.expert_tails = false;
+    c.shuffled = false;
+    c.tail_pairs = true;
+    c.runs = 8;
+    c.gemm = gemm;
+    c.experts = 16;
+    c.topk = 1;
+    c.tokens = 548;
+    c.hidden = 1024;
+    c.inter = 1024;
+    out.push_back(c);
+  }
   return out;
 }
 

@@ -183,15 +183,18 @@ TEST_P(Large, OutputBeyondTwoToThe31Elements) {
 }
 
 // A memory-bound GEMM at full load: 8-bit weights (fp16, whose dequantization is the cheap packed
-// one) of 512 MiB, ten times the L2, streamed once by every SM for several rounds of items, so the
-// weight copies, not the arithmetic, set the pace and a kernel's readers keep catching up with its
-// copies. Where a kernel's readers of a ring of copy stages can outrun the copies, this is where a
-// wrong wait shows; on smaller cases the copies run far ahead, and a stage read too early still
-// holds the right data (Marlin's producer form, its 64-row items here: a consumer that asks the
-// next stage's barrier with a stale parity where the ring wraps MEASURE). 64 experts of K = 2048,
-// N = 4096 (rotated copies of 8, as above), 512 tokens × top-8 (~64 rows per expert); checked:
-// coverage, the routed rows of 17 tokens against the reference (exact tier), and the whole output
-// bitwise equal over three runs.
+// one) of 512 MiB, ten times the L2, streamed by every SM for several rounds of items, so that the
+// weight copies rather than the arithmetic set the pace (predicted for Marlin's 64-row items: 40 KB
+// of copies per chunk of 4 K tiles against ~0.9 µs of arithmetic is ~5.9 TB/s over 132 SMs, above
+// what HBM delivers) and a kernel's readers keep catching up with its copies. Where the readers of
+// a ring of copy stages can outrun the copies, this is where a wrong wait shows; on smaller cases
+// the copies run far ahead, and a stage read too early still holds the right data. Measured on an
+// H200 (docs/testing.md, GPU mutants): a producer-form consumer that asks the next stage's barrier
+// with a stale parity where the ring wraps failed this case in 5 of 5 runs (47k–222k of the 16.8M
+// outputs differing between runs), and only 1 of the 16 two-block `Paths` cases. 64 experts of
+// K = 2048, N = 4096 (rotated copies of 8, as above), 512 tokens × top-8 (~64 rows per expert);
+// checked: coverage, the routed rows of 17 tokens against the reference (exact tier), and the whole
+// output bitwise equal over three runs.
 TEST_P(Large, MemoryBoundEightBitWeightsAtFullLoad) {
   MOEVAL_REQUIRE_GPUS(1);
   const MoeProblem p = gemm_problem(ProblemKind::gemm1, WeightType::uint8b128, 128, DType::f16, Tier::exact,
