@@ -634,8 +634,8 @@ std::vector<Config> expert_tails() {
   out.push_back(c);
   // Pairs of a full last block and another expert's short block right after it (route_tail_pairs:
   // 8 pairs, 548 tokens), K = 1024, GEMM1 N = 2048 and GEMM2 N = 1024 (4 and 2 items of 8 tile
-  // columns a block), eight calls each:
-  // the short blocks' rows must be computed once, with their own expert's weights.
+  // columns a block), eight calls each: the short blocks' rows must be computed with their own
+  // expert's weights.
   for (ProblemKind gemm : {ProblemKind::gemm1, ProblemKind::gemm2}) {
     c = base;
     c.expert_tails = false;
