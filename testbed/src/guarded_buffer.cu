@@ -1,6 +1,7 @@
 #include "moeval/testbed/guarded_buffer.h"
 
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExtMem.h>
 
 #include <stdexcept>
 #include <string>
@@ -15,6 +16,39 @@ using kernels::check_cuda;
 using kernels::DeviceGuard;
 
 bool exact_size_mode = false;
+
+// The testbed's NVTX domain, for the sanitizer's view of fenced buffers (created on first use,
+// after the CUDA runtime is up, as the sanitizer requires). Without a sanitizer attached the NVTX
+// calls do nothing.
+nvtxDomainHandle_t sanitizer_domain() {
+  static const nvtxDomainHandle_t domain = nvtxDomainCreateA("moeval testbed");
+  return domain;
+}
+
+// Registers [base, base + total) as a heap whose one region is [payload, payload + bytes): an
+// access to the rest is an error under memcheck. Returns the heap handle.
+void* register_fenced(void* base, std::size_t total, void* payload, std::size_t bytes) {
+  nvtxMemVirtualRangeDesc_t heap_range{total, base};
+  nvtxMemHeapDesc_t heap{};
+  heap.extCompatID = NVTX_EXT_COMPATID_MEM;
+  heap.structSize = sizeof(heap);
+  heap.usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR;
+  heap.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+  heap.typeSpecificDescSize = sizeof(heap_range);
+  heap.typeSpecificDesc = &heap_range;
+  const nvtxMemHeapHandle_t handle = nvtxMemHeapRegister(sanitizer_domain(), &heap);
+  nvtxMemVirtualRangeDesc_t region_range{bytes, payload};
+  nvtxMemRegionsRegisterBatch_t region{};
+  region.extCompatID = NVTX_EXT_COMPATID_MEM;
+  region.structSize = sizeof(region);
+  region.regionType = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+  region.heap = handle;
+  region.regionCount = 1;
+  region.regionDescElementSize = sizeof(region_range);
+  region.regionDescElements = &region_range;
+  nvtxMemRegionsRegister(sanitizer_domain(), &region);
+  return handle;
+}
 
 // Pattern byte for guard position i: varies along the guard so a memset-like overrun of any
 // constant is caught, and differs between the two guards.
@@ -56,16 +90,19 @@ bool GuardedBuffer::exact_size() { return exact_size_mode; }
 GuardedBuffer::GuardedBuffer(std::string name, int device, std::size_t bytes, std::size_t element_bytes,
                              std::uint8_t poison_byte)
     : name_(std::move(name)), device_(device), bytes_(bytes), element_bytes_(element_bytes),
-      guard_(exact_size_mode ? 0 : kGuardBytes) {
+      guard_(exact_size_mode ? 0 : kGuardBytes),
+      fence_(exact_size_mode ? kGuardBytes : 0) {
   if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4) {
     throw std::invalid_argument(name_ + ": element_bytes = " + std::to_string(element_bytes) + "; allowed 1, 2 or 4");
   }
   if (guard_ == 0 && bytes_ == 0) return;  // exact size: nothing to allocate (data() is null)
   DeviceGuard guard(device_);
   void* raw = nullptr;
-  check_cuda(cudaMalloc(&raw, bytes_ + 2 * guard_), ("cudaMalloc for " + name_).c_str());
+  const std::size_t total = bytes_ + 2 * (guard_ + fence_);
+  check_cuda(cudaMalloc(&raw, total), ("cudaMalloc for " + name_).c_str());
   base_ = static_cast<std::uint8_t*>(raw);
-  payload_ = base_ + guard_;
+  payload_ = base_ + guard_ + fence_;
+  if (fence_ > 0) sanitizer_heap_ = register_fenced(base_, total, payload_, bytes_);
   if (guard_ > 0) {
     const auto before = guard_pattern(false, guard_, element_bytes_);
     const auto after = guard_pattern(true, guard_, element_bytes_);
@@ -99,6 +136,8 @@ GuardedBuffer& GuardedBuffer::operator=(GuardedBuffer&& other) noexcept {
     bytes_ = other.bytes_;
     element_bytes_ = other.element_bytes_;
     guard_ = other.guard_;
+    fence_ = other.fence_;
+    sanitizer_heap_ = std::exchange(other.sanitizer_heap_, nullptr);
     base_ = std::exchange(other.base_, nullptr);
     payload_ = std::exchange(other.payload_, nullptr);
     uploaded_ = std::move(other.uploaded_);
@@ -111,6 +150,10 @@ void GuardedBuffer::release() noexcept {
     int previous = 0;
     cudaGetDevice(&previous);
     cudaSetDevice(device_);
+    if (sanitizer_heap_ != nullptr) {
+      nvtxMemHeapUnregister(sanitizer_domain(), static_cast<nvtxMemHeapHandle_t>(sanitizer_heap_));
+      sanitizer_heap_ = nullptr;
+    }
     cudaFree(base_);
     cudaSetDevice(previous);
     base_ = payload_ = nullptr;
@@ -132,7 +175,7 @@ void GuardedBuffer::download(void* host, std::size_t bytes) const {
 }
 
 std::string GuardedBuffer::check_guards() const {
-  if (guard_ == 0) return {};  // exact size: compute-sanitizer watches the edges instead
+  if (guard_ == 0) return {};  // exact size: compute-sanitizer watches the fences instead
   DeviceGuard guard(device_);
   check_cuda(cudaDeviceSynchronize(), ("synchronize before guard check of " + name_).c_str());
   std::vector<std::uint8_t> seen(guard_);

@@ -11,6 +11,8 @@
 // (which also compares with the reference). The entry passes only if the child passed AND the
 // tool reports zero errors / hazards. Without compute-sanitizer on a GPU machine the entry fails
 // (set MOEVAL_COMPUTE_SANITIZER to its path): a sanitizer run that did not happen is not a pass.
+// A positive control (`SanitizeFence`) shows that memcheck does see a read one element past a
+// fenced buffer, the kind of read that changes no output and that no other check can see.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -22,12 +24,16 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "gpu_case_support.h"
 #include "moeval/testbed/devices.h"
 #include "registered_kernels.h"
 
 namespace moeval::testbed {
+namespace test {
+void read_element(const std::uint16_t* p, long long index, std::uint16_t* to);  // sanitize_fence_kernel.cu
+}  // namespace test
 namespace {
 
 using SanitizeParam = std::tuple<std::string, std::string>;  // kernel, tool
@@ -78,6 +84,29 @@ std::string find_sanitizer() {
   return ::access(cuda.c_str(), X_OK) == 0 ? cuda : std::string();
 }
 
+// Runs the current test again under compute-sanitizer's `tool`, in a child with
+// MOEVAL_SANITIZE_CHILD=1; returns its exit status and output.
+std::pair<int, std::string> run_child_under(const std::string& tool) {
+  const std::string sanitizer = find_sanitizer();
+  if (sanitizer.empty()) {
+    ADD_FAILURE() << "compute-sanitizer not found (PATH, /usr/local/cuda/bin, MOEVAL_COMPUTE_SANITIZER)";
+    return {-1, ""};
+  }
+  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+  const std::string filter = std::string(info->test_suite_name()) + "." + info->name();
+  const auto log = std::filesystem::temp_directory_path() /
+                   ("moeval-sanitize-" + std::to_string(::getpid()) + "-" + tool + ".log");
+  const std::string command = "MOEVAL_SANITIZE_CHILD=1 '" + sanitizer + "' --tool " + tool +
+                              " --error-exitcode 86 --print-limit 20 '" + std::filesystem::read_symlink("/proc/self/exe").string() +
+                              "' --gtest_filter='" + filter + "' > '" + log.string() + "' 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(log);
+  std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(log);
+  return {status, command + "\nexit status " + std::to_string(status) + "\n" +
+                      output.substr(output.size() > 12000 ? output.size() - 12000 : 0)};
+}
+
 class Sanitize : public testing::TestWithParam<SanitizeParam> {};
 
 TEST_P(Sanitize, Clean) {
@@ -92,24 +121,37 @@ TEST_P(Sanitize, Clean) {
     }
     return;
   }
-  const std::string sanitizer = find_sanitizer();
-  ASSERT_FALSE(sanitizer.empty()) << "compute-sanitizer not found (PATH, /usr/local/cuda/bin, MOEVAL_COMPUTE_SANITIZER)";
-  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-  const std::string filter = std::string(info->test_suite_name()) + "." + info->name();
-  const auto log = std::filesystem::temp_directory_path() /
-                   ("moeval-sanitize-" + std::to_string(::getpid()) + "-" + tool + ".log");
-  const std::string command = "MOEVAL_SANITIZE_CHILD=1 '" + sanitizer + "' --tool " + tool +
-                              " --error-exitcode 86 --print-limit 20 '" + std::filesystem::read_symlink("/proc/self/exe").string() +
-                              "' --gtest_filter='" + filter + "' > '" + log.string() + "' 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream in(log);
-  const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::filesystem::remove(log);
+  const auto [status, output] = run_child_under(tool);
   // racecheck prints its own summary; memcheck, initcheck and synccheck print "ERROR SUMMARY".
   const char* clean = tool == "racecheck" ? "RACECHECK SUMMARY: 0 hazards displayed" : "ERROR SUMMARY: 0 errors";
   const bool child_ran = output.find("[  PASSED  ] 1 test") != std::string::npos;
-  EXPECT_TRUE(status == 0 && child_ran && output.find(clean) != std::string::npos)
-      << command << "\nexit status " << status << "\n" << output.substr(output.size() > 12000 ? output.size() - 12000 : 0);
+  EXPECT_TRUE(status == 0 && child_ran && output.find(clean) != std::string::npos) << output;
+}
+
+// The positive control: in the child, a fenced (exact-size) buffer of 100 bf16 elements and a read
+// of element 100, one past the end, whose value goes nowhere that matters. memcheck must report it
+// (the child's own check passes, so only the sanitizer can fail the read); and element 99 alone is
+// clean, so the fence does not report the buffer's own last element either.
+TEST(SanitizeFence, ReadOnePastAFencedBufferIsReported) {
+  MOEVAL_REQUIRE_GPUS(1);
+  if (std::getenv("MOEVAL_SANITIZE_CHILD") != nullptr) {
+    GuardedBuffer::set_exact_size(true);
+    GuardedBuffer a("a", 0, 100 * 2, 2);
+    GuardedBuffer seen("seen", 0, 2 * 2, 2);
+    test::read_element(a.as<std::uint16_t>(), 99, seen.as<std::uint16_t>());
+    if (std::getenv("MOEVAL_SANITIZE_FENCE_PAST") != nullptr) {
+      test::read_element(a.as<std::uint16_t>(), 100, seen.as<std::uint16_t>() + 1);
+    }
+    GuardedBuffer::set_exact_size(false);
+    return;
+  }
+  ::setenv("MOEVAL_SANITIZE_FENCE_PAST", "1", 1);
+  const auto [past_status, past] = run_child_under("memcheck");
+  ::unsetenv("MOEVAL_SANITIZE_FENCE_PAST");
+  EXPECT_NE(past_status, 0) << past;
+  EXPECT_NE(past.find("Invalid __global__ read"), std::string::npos) << past;
+  const auto [last_status, last] = run_child_under("memcheck");
+  EXPECT_TRUE(last_status == 0 && last.find("ERROR SUMMARY: 0 errors") != std::string::npos) << last;
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, Sanitize,

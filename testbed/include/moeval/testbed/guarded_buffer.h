@@ -7,7 +7,12 @@
 // activation, a scale, a routing weight or an index poisons the output or faults, and the
 // comparator (NaN never passes) or the CUDA error names it. Byte buffers (packed codes) have no NaN;
 // their guards keep a position-dependent pattern. For compute-sanitizer, set_exact_size(true)
-// allocates the payload alone, so any access past it leaves the allocation and memcheck names it.
+// drops the canaries and fences the payload instead: the allocation keeps kGuardBytes on each side,
+// but only the payload is registered with the sanitizer (NVTX memory API: the allocation as a
+// sub-allocating heap, the payload as its one region), so memcheck names any access to a fence.
+// Why not the payload alone: cudaMalloc rounds sizes up and may place the next live buffer right
+// after it, and memcheck checks addresses, not which buffer a pointer came from, so a read one
+// row past a buffer could land in addressable memory and pass unseen (docs/testing.md).
 #pragma once
 
 #include <cstddef>
@@ -22,7 +27,7 @@ class GuardedBuffer {
   // Guard bytes on each side: larger than any tile a kernel could overrun by one step.
   static constexpr std::size_t kGuardBytes = 64 * 1024;
 
-  // Process-wide: buffers created afterwards have no guards at all (exact-size allocations for
+  // Process-wide: buffers created afterwards have no canaries (fenced allocations for
   // compute-sanitizer memcheck; check_guards() then has nothing to compare and says so by "").
   static void set_exact_size(bool exact);
   static bool exact_size();
@@ -80,9 +85,11 @@ class GuardedBuffer {
   int device_ = 0;
   std::size_t bytes_ = 0;
   std::size_t element_bytes_ = 1;
-  std::size_t guard_ = kGuardBytes;  // 0 in exact-size mode
-  std::uint8_t* base_ = nullptr;     // start of the allocation (front guard)
-  std::uint8_t* payload_ = nullptr;  // base_ + guard_
+  std::size_t guard_ = kGuardBytes;  // canary bytes on each side; 0 in exact-size mode
+  std::size_t fence_ = 0;            // exact-size mode: unregistered bytes on each side
+  std::uint8_t* base_ = nullptr;     // start of the allocation (front guard or fence)
+  std::uint8_t* payload_ = nullptr;  // base_ + guard_ + fence_
+  void* sanitizer_heap_ = nullptr;   // exact-size mode: the NVTX heap of the allocation
   std::vector<std::uint8_t> uploaded_;
 };
 
