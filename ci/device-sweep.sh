@@ -73,7 +73,8 @@ def rate(c):
 try:
     one = rate(1)
     for c in counts[1:]:
-        print(f"scaling: {c} GPUs / 1 GPU = {rate(c) / one:.2f}x ({one:.2f} -> {rate(c):.2f} checks/s; "
+        r = rate(c)
+        print(f"scaling: {c} GPUs / 1 GPU = {r / one:.2f}x ({one:.2f} -> {r:.2f} checks/s; "
               f"ideal {c}x, goal >= {0.9 * c:.1f}x)")
     if len(counts) == 1:
         print(f"scaling: one GPU here ({one:.2f} checks/s); no scaling figure")

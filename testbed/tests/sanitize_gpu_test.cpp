@@ -129,9 +129,9 @@ TEST_P(Sanitize, Clean) {
 }
 
 // The positive control: in the child, a fenced (exact-size) buffer of 100 bf16 elements and a read
-// of element 100, one past the end, whose value goes nowhere that matters. memcheck must report it
-// (the child's own check passes, so only the sanitizer can fail the read); and element 99 alone is
-// clean, so the fence does not report the buffer's own last element either.
+// of element 100, one past the end, whose value goes nowhere that matters: without the sanitizer
+// the read lands in the fence, allocated memory, and nothing fails. memcheck must report it; and
+// element 99 alone is clean, so the fence does not report the buffer's own last element either.
 TEST(SanitizeFence, ReadOnePastAFencedBufferIsReported) {
   MOEVAL_REQUIRE_GPUS(1);
   if (std::getenv("MOEVAL_SANITIZE_CHILD") != nullptr) {
