@@ -90,19 +90,18 @@ bool GuardedBuffer::exact_size() { return exact_size_mode; }
 GuardedBuffer::GuardedBuffer(std::string name, int device, std::size_t bytes, std::size_t element_bytes,
                              std::uint8_t poison_byte)
     : name_(std::move(name)), device_(device), bytes_(bytes), element_bytes_(element_bytes),
-      guard_(exact_size_mode ? 0 : kGuardBytes),
-      fence_(exact_size_mode ? kGuardBytes : 0) {
+      guard_(exact_size_mode ? 0 : kGuardBytes) {
   if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4) {
     throw std::invalid_argument(name_ + ": element_bytes = " + std::to_string(element_bytes) + "; allowed 1, 2 or 4");
   }
   if (guard_ == 0 && bytes_ == 0) return;  // exact size: nothing to allocate (data() is null)
   DeviceGuard guard(device_);
   void* raw = nullptr;
-  const std::size_t total = bytes_ + 2 * (guard_ + fence_);
+  const std::size_t total = bytes_ + 2 * (guard_ + fence_bytes());
   check_cuda(cudaMalloc(&raw, total), ("cudaMalloc for " + name_).c_str());
   base_ = static_cast<std::uint8_t*>(raw);
-  payload_ = base_ + guard_ + fence_;
-  if (fence_ > 0) sanitizer_heap_ = register_fenced(base_, total, payload_, bytes_);
+  payload_ = base_ + guard_ + fence_bytes();
+  if (fence_bytes() > 0) sanitizer_heap_ = register_fenced(base_, total, payload_, bytes_);
   if (guard_ > 0) {
     const auto before = guard_pattern(false, guard_, element_bytes_);
     const auto after = guard_pattern(true, guard_, element_bytes_);
@@ -136,7 +135,6 @@ GuardedBuffer& GuardedBuffer::operator=(GuardedBuffer&& other) noexcept {
     bytes_ = other.bytes_;
     element_bytes_ = other.element_bytes_;
     guard_ = other.guard_;
-    fence_ = other.fence_;
     sanitizer_heap_ = std::exchange(other.sanitizer_heap_, nullptr);
     base_ = std::exchange(other.base_, nullptr);
     payload_ = std::exchange(other.payload_, nullptr);

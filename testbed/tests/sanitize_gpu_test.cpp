@@ -85,7 +85,8 @@ std::string find_sanitizer() {
 }
 
 // Runs the current test again under compute-sanitizer's `tool`, in a child with
-// MOEVAL_SANITIZE_CHILD=1; returns its exit status and output.
+// MOEVAL_SANITIZE_CHILD=1; returns its exit status and its whole output (the command first), which
+// the checks search; messages print its end (last_of).
 std::pair<int, std::string> run_child_under(const std::string& tool) {
   const std::string sanitizer = find_sanitizer();
   if (sanitizer.empty()) {
@@ -103,8 +104,15 @@ std::pair<int, std::string> run_child_under(const std::string& tool) {
   std::ifstream in(log);
   std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::filesystem::remove(log);
-  return {status, command + "\nexit status " + std::to_string(status) + "\n" +
-                      output.substr(output.size() > 12000 ? output.size() - 12000 : 0)};
+  return {status, command + "\nexit status " + std::to_string(status) + "\n" + output};
+}
+
+// A child's output for a failure message: its first two lines (the command, the exit status) and
+// its last 12000 characters, where the sanitizer's summary is.
+std::string last_of(const std::string& output) {
+  constexpr std::size_t kChars = 12000;
+  if (output.size() <= kChars) return output;
+  return output.substr(0, output.find('\n', output.find('\n') + 1) + 1) + "[...]\n" + output.substr(output.size() - kChars);
 }
 
 class Sanitize : public testing::TestWithParam<SanitizeParam> {};
@@ -125,7 +133,7 @@ TEST_P(Sanitize, Clean) {
   // racecheck prints its own summary; memcheck, initcheck and synccheck print "ERROR SUMMARY".
   const char* clean = tool == "racecheck" ? "RACECHECK SUMMARY: 0 hazards displayed" : "ERROR SUMMARY: 0 errors";
   const bool child_ran = output.find("[  PASSED  ] 1 test") != std::string::npos;
-  EXPECT_TRUE(status == 0 && child_ran && output.find(clean) != std::string::npos) << output;
+  EXPECT_TRUE(status == 0 && child_ran && output.find(clean) != std::string::npos) << last_of(output);
 }
 
 // The positive control: in the child, a fenced (exact-size) buffer of 100 bf16 elements and a read
@@ -148,10 +156,10 @@ TEST(SanitizeFence, ReadOnePastAFencedBufferIsReported) {
   ::setenv("MOEVAL_SANITIZE_FENCE_PAST", "1", 1);
   const auto [past_status, past] = run_child_under("memcheck");
   ::unsetenv("MOEVAL_SANITIZE_FENCE_PAST");
-  EXPECT_NE(past_status, 0) << past;
-  EXPECT_NE(past.find("Invalid __global__ read"), std::string::npos) << past;
+  EXPECT_NE(past_status, 0) << last_of(past);
+  EXPECT_NE(past.find("Invalid __global__ read"), std::string::npos) << last_of(past);
   const auto [last_status, last] = run_child_under("memcheck");
-  EXPECT_TRUE(last_status == 0 && last.find("ERROR SUMMARY: 0 errors") != std::string::npos) << last;
+  EXPECT_TRUE(last_status == 0 && last.find("ERROR SUMMARY: 0 errors") != std::string::npos) << last_of(last);
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, Sanitize,

@@ -80,15 +80,17 @@ class GuardedBuffer {
 
  private:
   void release() noexcept;
+  // Exact-size mode (guard_ == 0): unregistered bytes on each side, which compute-sanitizer reports
+  // any access to; with canaries, none.
+  std::size_t fence_bytes() const { return guard_ == 0 ? kGuardBytes : 0; }
 
   std::string name_;
   int device_ = 0;
   std::size_t bytes_ = 0;
   std::size_t element_bytes_ = 1;
   std::size_t guard_ = kGuardBytes;  // canary bytes on each side; 0 in exact-size mode
-  std::size_t fence_ = 0;            // exact-size mode: unregistered bytes on each side
   std::uint8_t* base_ = nullptr;     // start of the allocation (front guard or fence)
-  std::uint8_t* payload_ = nullptr;  // base_ + guard_ + fence_
+  std::uint8_t* payload_ = nullptr;  // base_ + guard_ + fence_bytes()
   void* sanitizer_heap_ = nullptr;   // exact-size mode: the NVTX heap of the allocation
   std::vector<std::uint8_t> uploaded_;
 };
