@@ -539,6 +539,22 @@ __device__ inline void pipelined_k_loop(int kt_begin, int kt_end, Load& load, Co
   pipelined_k_rounds<kStages>(kt_begin, kt_end, load, compute);
 }
 
+// One arrival on a counter word of the workspace, (call stamp << 32) | arrivals: a word whose stamp
+// is not this call's counts as zero arrivals, so the workspace needs no clearing before a call (it
+// may hold anything, such as a test's poison bytes). Returns the arrivals before this one. The
+// caller that completes the count writes the word back to 0, so a replayed CUDA graph (the same
+// stamp again) starts from zero too. One thread per arrival.
+__device__ inline unsigned stamped_arrival(unsigned long long* word, std::uint32_t call_stamp) {
+  const unsigned long long stamp = static_cast<unsigned long long>(call_stamp) << 32;
+  unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(word);
+  for (;;) {
+    const unsigned long long count = (seen & ~0xFFFFFFFFull) == stamp ? (seen & 0xFFFFFFFFull) : 0;
+    const unsigned long long prev = atomicCAS(word, seen, stamp | (count + 1));
+    if (prev == seen) return static_cast<unsigned>(count);
+    seen = prev;
+  }
+}
+
 // Stores a lane's fp32 sums, held in the mma C layout, as 16-bit outputs: item rows tt·8 + 2t +
 // (j & 1) (tt < TT, j < 4) at columns col0 + 8·(j >> 1) + 16·gi (gi < GROUPS), sum(gi, tt, j); times
 // the routing weight where the epilogue multiplies, then one rounding. slot_of(r): the routed slot

@@ -144,7 +144,7 @@ void check_arguments(const MarlinMoeArgs& args) {
     reject("workspace_bytes = " + str(static_cast<std::int64_t>(args.workspace_bytes)) + " is too small; this call needs " +
            str(static_cast<std::int64_t>(needed)) +
            " (marlin_moe_workspace_bytes: num_slots · K · 2 with act-order, + 8 MiB + 32 KiB for block_size 8, + 256 for"
-           " block_size 64 and 128)");
+           " block_size 64 and 128, + 4 KiB + marlin_moe_split_slots · 32 KiB for block_size 32)");
   }
   if (needed > 0 && (args.workspace == nullptr || !aligned(args.workspace, 16))) {
     reject("workspace must be a 16-byte aligned device buffer of marlin_moe_workspace_bytes bytes");
@@ -334,9 +334,18 @@ std::uint32_t next_call_stamp() {
 
 }  // namespace
 
+std::int64_t marlin_moe_split_slots(const MarlinMoeArgs& args) {
+  if (args.blocks.block_size != 32 || !args.split_last_round || args.blocks.num_slots <= 0 || args.shape.n <= 0) return 0;
+  const std::int64_t items = args.blocks.num_slots * ((args.shape.n + 255) / 256);  // a bound: a block holds ≥ 1 slot
+  return std::min(kMarlinLastRoundSlots, 4 * items);
+}
+
 std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args) {
+  const std::int64_t split_slots = marlin_moe_split_slots(args);
   return gather_bytes(args) + (eight_row_items(args) ? detail::kSliceWorkspaceBytes : 0) +
-         (counts_items(args) ? detail::kItemCounterBytes : 0);
+         (counts_items(args) ? detail::kItemCounterBytes : 0) +
+         (split_slots > 0 ? detail::kLastRoundArrivalBytes + static_cast<std::size_t>(split_slots) * detail::kLastRoundSlotBytes
+                          : 0);
 }
 
 namespace {
@@ -583,6 +592,13 @@ void marlin_moe(const MarlinMoeArgs& args) {
   p.implicit_zero = marlin_bits(w.type) == 4 ? 8u : 128u;
   if (counts_items(args)) {
     p.item_counter = reinterpret_cast<unsigned long long*>(static_cast<char*>(args.workspace) + gather_bytes(args));
+  }
+  if (wgmma && block_size == 32 && marlin_moe_split_slots(args) > 0) {  // the last round's K pieces
+    char* const counters = static_cast<char*>(args.workspace) + gather_bytes(args);
+    p.split_arrivals = reinterpret_cast<unsigned long long*>(counters);
+    p.split_partials = reinterpret_cast<float*>(counters + detail::kLastRoundArrivalBytes);
+    p.split_slots = marlin_moe_split_slots(args);
+    p.call_stamp = next_call_stamp();
   }
 
   const bool shard = k_shard(w);

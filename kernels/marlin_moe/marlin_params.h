@@ -54,7 +54,20 @@ struct MarlinParams {
   // The wgmma producer form (marlin_wgmma_producer_kernel.cuh): its thread blocks take their items
   // after the first from this counter in the workspace, zeroed before the launch.
   unsigned long long* item_counter;
+  // 32-row wgmma items (marlin_wgmma_kernel.cuh, last_round): the last round's split items' arrival
+  // words (stamped with call_stamp, as the slice kernel's) and split_slots workspace slots of fp32
+  // sums; 0 slots: no split.
+  unsigned long long* split_arrivals;
+  float* split_partials;
+  std::int64_t split_slots;
 };
+
+// Workspace bytes of the 32-row split's arrival words and of one slot (kLastRoundArrivalBytes / 8
+// words: at most kMarlinLastRoundSlots / 2 split items).
+constexpr std::size_t kLastRoundArrivalBytes = 4096;
+constexpr std::size_t kLastRoundSlotBytes = 32 * 256 * 4;
+static_assert(kLastRoundArrivalBytes == kMarlinLastRoundArrivalBytes && kLastRoundSlotBytes == kMarlinLastRoundSlotBytes);
+static_assert(kLastRoundArrivalBytes / 8 >= kMarlinLastRoundSlots / 2);
 
 // Workspace bytes of the item counter, for block_size 64 and 128 (the sizes the producer form runs).
 constexpr std::size_t kItemCounterBytes = 256;

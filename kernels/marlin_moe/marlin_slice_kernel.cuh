@@ -51,20 +51,7 @@ __device__ inline bool marlin_add_slices(float (&acc)[4 * CW][1][4], const Marli
   __threadfence();  // the slot is visible GPU-wide before the arrival that announces it
   __syncwarp();
   unsigned arrived = 0;
-  if (lane == 0) {
-    unsigned long long* word = p.slice_arrivals + column;
-    const unsigned long long stamp = static_cast<unsigned long long>(p.call_stamp) << 32;
-    unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(word);
-    for (;;) {
-      const unsigned long long count = (seen & ~0xFFFFFFFFull) == stamp ? (seen & 0xFFFFFFFFull) : 0;
-      const unsigned long long prev = atomicCAS(word, seen, stamp | (count + 1));
-      if (prev == seen) {
-        arrived = static_cast<unsigned>(count);
-        break;
-      }
-      seen = prev;
-    }
-  }
+  if (lane == 0) arrived = stamped_arrival(p.slice_arrivals + column, p.call_stamp);
   arrived = __shfl_sync(0xFFFFFFFFu, arrived, 0);
   if (arrived != static_cast<unsigned>(slices - 1)) return false;
   __threadfence();  // every other slot was written before its arrival; read them after ours

@@ -212,6 +212,93 @@ __device__ inline void marlin_wgmma_tile(float (&acc)[WgmmaTile<BITS, ROWS>::kGr
   marlin_wgmma_tile_words<T, BITS, ROWS>(acc, frag, w, gp, b_address);
 }
 
+// The last round of a 32-row call (MarlinParams::split_slots > 0). Items are dealt round-robin, so
+// with I items on a grid of G thread blocks the last round holds I mod G of them, and it takes as
+// long as a full one: each thread block's K loop, not the memory system, sets an item's time here
+// (Mixtral w13 at M = 64: 896 items on 396 blocks, three rounds of ~76 µs for 2.26 rounds of work).
+// So each of the last round's items runs as `pieces` items of a K range (whole K rounds), at most
+// ⌊G / (I mod G)⌋ of them (the round stays one round), at most kMaxLastRoundPieces and one per
+// workspace slot: each piece writes its fp32 sums to its slot and arrives on its item's counter, and
+// the piece that arrives last adds every slot in piece order and stores. No piece waits for
+// another; the order of the additions is fixed, so a call is bitwise the same on repeat (not
+// bitwise the unsplit sum: the K order differs; both are within the fp32 bound the error tier
+// checks, and exact-tier sums are exact either way).
+constexpr int kMaxLastRoundPieces = 4;
+struct LastRound {
+  std::int64_t whole;  // items before the split ones (all items where pieces is 1)
+  int pieces;
+};
+__device__ inline LastRound last_round(const MarlinParams& p, std::int64_t items, int k_tiles, int round_tiles) {
+  const std::int64_t grid = gridDim.x;
+  const std::int64_t whole = items / grid * grid;
+  const std::int64_t rest = items - whole;
+  if (p.split_slots <= 0 || rest == 0) return {items, 1};
+  const std::int64_t fit = min(grid / rest, p.split_slots / rest);
+  const std::int64_t rounds = (k_tiles + round_tiles - 1) / round_tiles;
+  const int pieces = static_cast<int>(min(min(fit, std::int64_t{kMaxLastRoundPieces}), rounds));
+  return pieces > 1 ? LastRound{whole, pieces} : LastRound{items, 1};
+}
+
+// A split item's piece (last_round): writes the thread's sums to the piece's workspace slot (float4
+// e of thread c at e · kThreads + c, coalesced) and arrives on the item's counter; in the piece that
+// arrives last, replaces the sums by every slot's, added in piece order, and returns true (it
+// stores). Every thread of the block calls it.
+template <typename Tile>
+__device__ inline bool add_last_round_pieces(float (&acc)[Tile::kGroups][Tile::kRows / 2], const MarlinParams& p, int split,
+                                             int piece, int pieces, int tid) {
+  constexpr int kPer = Tile::kRows / 8;                 // float4s per group
+  constexpr int kSlot = Tile::kGroups * kPer * Tile::kThreads;  // float4s per slot
+  static_assert(kSlot * 16 <= kLastRoundSlotBytes);
+  float4* const slots = reinterpret_cast<float4*>(p.split_partials) + static_cast<std::int64_t>(split) * pieces * kSlot + tid;
+  float4* const mine = slots + piece * kSlot;
+#pragma unroll
+  for (int gg = 0; gg < Tile::kGroups; ++gg) {
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const float* a = &acc[gg][4 * e];
+      __stcg(mine + (gg * kPer + e) * Tile::kThreads, make_float4(a[0], a[1], a[2], a[3]));
+    }
+  }
+  __threadfence();  // this thread's slot words are visible GPU-wide before the arrival
+  __syncthreads();  // every thread's words written and fenced
+  const bool last =
+      __syncthreads_or(tid == 0 && stamped_arrival(p.split_arrivals + split, p.call_stamp) == unsigned(pieces - 1)) != 0;
+  if (!last) return false;
+  if (tid == 0) p.split_arrivals[split] = 0;  // every piece arrived: nothing else touches the word this call
+  __threadfence();  // every other piece wrote its slot before its arrival; read them after ours
+  // Piece 0's sums, then each later piece's added (a rolled loop: unrolled, the loads of several
+  // pieces would be in flight beside the sums and the next item's load state, and spill).
+#pragma unroll
+  for (int gg = 0; gg < Tile::kGroups; ++gg) {
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const float4 v = __ldcg(slots + (gg * kPer + e) * Tile::kThreads);
+      float* a = &acc[gg][4 * e];
+      a[0] = v.x;
+      a[1] = v.y;
+      a[2] = v.z;
+      a[3] = v.w;
+    }
+  }
+#pragma unroll 1
+  for (int q = 1; q < pieces; ++q) {
+    const float4* const slot = slots + q * kSlot;
+#pragma unroll
+    for (int gg = 0; gg < Tile::kGroups; ++gg) {
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        const float4 v = __ldcg(slot + (gg * kPer + e) * Tile::kThreads);
+        float* a = &acc[gg][4 * e];
+        a[0] += v.x;
+        a[1] += v.y;
+        a[2] += v.z;
+        a[3] += v.w;
+      }
+    }
+  }
+  return true;
+}
+
 // 64- and 128-row items: two thread blocks per SM of one warpgroup, or one of two: 128 accumulators
 // per thread leave room for no third warpgroup (measured: 64-row items over 2 tile columns, 64
 // accumulators and 3 blocks per SM, ran 1.2–1.3× slower on the H200). 16- and 32-row items: 4 and 3
@@ -249,6 +336,18 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
 
   const std::int64_t items = marlin_block_count(p) * p.row_groups * p.n_items;
   const int k_tiles = p.k_tiles;
+  // 32-row items split their last round in K pieces (last_round); the virtual items are the whole
+  // ones, then `pieces` consecutive values per split item.
+  // The split is kept in shared memory, read where an item begins and ends: registers are what the
+  // 4-bit instances (3 thread blocks an SM, 168 registers) have least of.
+  constexpr bool kSplitLastRound = ROWS == 32;
+  __shared__ LastRound split_shared;
+  std::int64_t virtual_items = items;
+  if constexpr (kSplitLastRound) {
+    const LastRound split = last_round(p, items, k_tiles, kStages);
+    if (tid == 0) split_shared = split;
+    virtual_items = split.whole + (items - split.whole) * split.pieces;
+  }
   const int q = tid & 7;  // this thread's 16-byte piece of each chunk row (k 8q .. 8q + 7)
   const std::int64_t weight_kt_stride = static_cast<std::int64_t>(p.n_tiles) * MarlinTile<BITS, 1>::kWords;
 
@@ -261,6 +360,7 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
   const std::uint16_t* scales = nullptr;
   const std::uint32_t* zeros = nullptr;
   std::uint32_t zw[Tile::kScaleSlots][BITS / 4];
+  int kt_begin = 0, kt_end = k_tiles;  // the item's K range (a piece of it in a split last round)
   int load_buf = 0, compute_buf = 0;
   int slot_buf = 1;  // the slot buffer of the item being loaded (begin flips it first)
   auto next_buf = [](int b) { return b + 1 == Tile::kActBuffers ? 0 : b + 1; };
@@ -280,7 +380,7 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
         }
       }
       weight += weight_kt_stride;
-      if (starts_group<ROUND_GROUPS>(p, round, s, 0)) {
+      if (starts_group<ROUND_GROUPS>(p, round, s, kt_begin)) {
         if (!p.channelwise) copy_async_16_cached(scale_slots + 32 * (s / 2), scales);
         scales += p.n;
         if constexpr (MODE == QuantMode::zero_point) {
@@ -308,9 +408,20 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
     }
   };
 
-  // Decodes `item`, points the load state at it and, where it computes, issues its first kStages
-  // tiles. Called only when no MMA of the block reads the chunk buffers any more.
-  auto begin = [&](std::int64_t item) {
+  // Decodes virtual item `v`, points the load state at it and, where it computes, issues its first
+  // kStages tiles. Called only when no MMA of the block reads the chunk buffers any more.
+  auto begin = [&](std::int64_t v) {
+    std::int64_t item = v;
+    kt_begin = 0;
+    kt_end = k_tiles;
+    if (kSplitLastRound && v >= split_shared.whole) {
+      const int pieces = split_shared.pieces;
+      const std::int64_t j = v - split_shared.whole;
+      item = split_shared.whole + j / pieces;
+      const int piece = static_cast<int>(j % pieces);
+      kt_begin = marlin_k_split(k_tiles, pieces, piece, kStages);
+      kt_end = marlin_k_split(k_tiles, pieces, piece + 1, kStages);
+    }
     it = marlin_item<kRows>(p, item);
     nt = it.n_item * Tile::kTileColumns + warp_column;
     warp_in_n = nt < p.n_tiles;
@@ -328,12 +439,15 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
       if (q == 0) item_slots[kRows * slot_buf + r] = real ? static_cast<std::int32_t>(sid) : -1;
     }
     if (!it.computes) return;
-    weight = p.qweight + static_cast<std::int64_t>(it.expert) * p.k_tiles * weight_kt_stride +
+    // From the K range's first tile, and the scales and zero points of its group (kt_begin is a
+    // whole K round, so a group starts there in every grouped size; channelwise: group 0).
+    const std::int64_t group = p.channelwise ? 0 : kt_begin >> p.group_tile_shift;
+    weight = p.qweight + static_cast<std::int64_t>(it.expert) * p.k_tiles * weight_kt_stride + kt_begin * weight_kt_stride +
              static_cast<std::int64_t>(nt) * MarlinTile<BITS, 1>::kWords + lane * MarlinTile<BITS, 1>::kWordsPerLane +
              group_first * Tile::kWordsPerGroup;
-    scales = p.scales + static_cast<std::int64_t>(it.expert) * p.groups * p.n + 64 * nt + 8 * g;
+    scales = p.scales + (static_cast<std::int64_t>(it.expert) * p.groups + group) * p.n + 64 * nt + 8 * g;
     zeros = p.zeros == nullptr ? nullptr
-                               : p.zeros + static_cast<std::int64_t>(it.expert) * p.groups * (p.n * BITS / 32) +
+                               : p.zeros + (static_cast<std::int64_t>(it.expert) * p.groups + group) * (p.n * BITS / 32) +
                                      (64 * nt + 8 * g) * BITS / 32;
 #pragma unroll
     for (int i = 0; i < Tile::kScaleSlots; ++i) {
@@ -342,7 +456,7 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
     }
     load_buf = 0;
     compute_buf = 0;
-    pipelined_k_prologue<kStages>(0, k_tiles, load);
+    pipelined_k_prologue<kStages>(kt_begin, kt_end, load);
     // The routing weights of the rows this thread kept, after the prologue's copies (their address
     // waits for the slot, read back here from shared memory). They join the K loop's first cp.async
     // group; the loop's final wait and the barrier after it make them visible to the stores.
@@ -356,9 +470,10 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
     }
   };
 
-  std::int64_t item = blockIdx.x;
-  if (item < items) begin(item);
-  while (item < items) {
+  if constexpr (kSplitLastRound) __syncthreads();  // split_shared written
+  std::int64_t item = blockIdx.x;  // a virtual item
+  if (item < virtual_items) begin(item);
+  while (item < virtual_items) {
     float acc[kGroups][kRows / 2];
 #pragma unroll
     for (int gg = 0; gg < kGroups; ++gg) {
@@ -375,7 +490,7 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
           fence_proxy_async_shared();
           __syncthreads();  // every thread's pieces of the chunk have landed
         }
-        if (warp_in_n && starts_group<ROUND_GROUPS>(p, round, s, 0)) {
+        if (warp_in_n && starts_group<ROUND_GROUPS>(p, round, s, kt_begin)) {
           if (!p.channelwise) set_warp_scales<T, kGroups>(gp, scale_slots[32 * (s / 2)], group_first);
           if constexpr (MODE == QuantMode::zero_point) set_warp_zeros<T, BITS, kGroups>(gp, zw[s / 2], group_first);
         }
@@ -384,7 +499,7 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
                                              32u * static_cast<unsigned>(s % Tile::kChunkTiles));
         if (s % Tile::kChunkTiles == Tile::kChunkTiles - 1) compute_buf = next_buf(compute_buf);
       };
-      pipelined_k_rounds<kStages>(0, k_tiles, load, compute);
+      pipelined_k_rounds<kStages>(kt_begin, kt_end, load, compute);
       wgmma_wait<0>();
       wait_async<0>();
     }
@@ -396,8 +511,20 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
     const bool done_in_n = warp_in_n;
     const std::int32_t* const done_slots = item_slots + kRows * slot_buf;  // written before the K loop's barriers
     const float* const done_weights = item_weights + kRows * slot_buf;
+    const std::int64_t done_v = item;
     item += gridDim.x;
-    if (item < items) begin(item);
+    if (item < virtual_items) begin(item);
+    if constexpr (kSplitLastRound) {
+      if (done_v >= split_shared.whole) {  // a piece of a split item
+        const int pieces = split_shared.pieces;
+        const std::int64_t j = done_v - split_shared.whole;
+        const int piece = static_cast<int>(j % pieces);
+        if (done.computes ? !add_last_round_pieces<Tile>(acc, p, static_cast<int>(j / pieces), piece, pieces, tid)
+                          : piece != 0) {
+          continue;  // another piece stores the item (a non-local expert's zeros: piece 0)
+        }
+      }
+    }
     if (done_in_n) {
       store_marlin_sums<T, kRows / 8, kGroups>(p, done.rows, 64 * done_nt + 16 * group_first + g, done.computes, t,
                                                [&](int r) { return std::int64_t{done_slots[r]}; },

@@ -72,6 +72,11 @@ struct Config {
   // c one element past a 4-byte boundary, as a view one element into a buffer gives: only 2-byte
   // aligned, which every store path must take (a kernel writing 4 bytes at a time would fault).
   bool odd_output = false;
+  // block_size 32 on wgmma: cap the thread blocks so that the last round of items is split in K
+  // pieces (last_round_cap), and assert from the sums left in the workspace's slots that it was.
+  // split_last_round = false: no split (and no split slots).
+  bool split_round = false;
+  bool split_last_round = true;
 
   std::string name() const {
     std::string s = std::string(to_string(type)) + "_g" + (group < 0 ? std::string("ch") : std::to_string(group));
@@ -96,6 +101,8 @@ struct Config {
     if (runs != 2) s += "_runs" + std::to_string(runs);
     if (shuffled) s += "_shuffled";
     if (odd_output) s += "_oddc";
+    if (split_round) s += "_splitround";
+    if (!split_last_round) s += "_nosplit";
     return s;
   }
   MoeProblem problem(std::uint64_t seed) const {
@@ -230,6 +237,16 @@ int slice_cap(std::int64_t columns) {
   return 0;
 }
 
+// The smallest thread-block cap b ≥ 2 under which `items` items dealt round-robin leave a last round
+// of 1..b/2 items (which a 32-row call then splits in K pieces), after ≥ 1 full round; 0 if none.
+int last_round_cap(std::int64_t items) {
+  for (int b = 2; b < items; ++b) {
+    const std::int64_t rest = items % b;
+    if (rest > 0 && 2 * rest <= b) return b;
+  }
+  return 0;
+}
+
 // Tokens routed to each local expert (global ids through the expert map, if any).
 std::vector<std::int64_t> local_expert_counts(const GemmCase& c) {
   std::vector<std::int64_t> counts(static_cast<std::size_t>(c.problem.experts), 0);
@@ -314,8 +331,32 @@ void check_case(const Config& config, std::uint64_t seed) {
   if (config.warpgroups != 0) {
     ASSERT_EQ(marlin_moe_wgmma_warpgroups(d.args, 0), config.warpgroups) << "the forced warpgroups must run";
   }
+  d.args.split_last_round = config.split_last_round;
+  std::int64_t split_cap = 0;
+  if (config.split_round) {
+    const std::int64_t blocks = d.post_padded.download()[0] / d.block;
+    split_cap = last_round_cap(blocks * ((c.shape.n / 64 + 3) / 4));
+    ASSERT_GT(split_cap, 0) << "no thread-block cap leaves a last round to split for " << blocks << " blocks";
+    d.args.max_thread_blocks = int(split_cap);
+    ASSERT_TRUE(marlin_moe_uses_wgmma(d.args, 0)) << "the case must run 32-row wgmma items";
+  }
   d.scramble_workspace(seed);
+  const std::vector<unsigned char> scrambled = config.split_round ? d.workspace->download() : std::vector<unsigned char>{};
   const std::vector<std::uint16_t> first = d.run();
+  if (config.split_round) {
+    // The split slots follow the gathered activations (act-order) and the arrival words: a split
+    // item's pieces wrote their sums there, over the bytes the test scrambled. (Not asserted with
+    // non-local experts: their items come last in the order, and a non-local item's pieces write
+    // no sums, piece 0 stores its zeros.)
+    const std::vector<unsigned char> ws = d.workspace->download();
+    const std::size_t gather = config.act_order ? (std::size_t(d.slots * c.shape.k * 2) + 255) / 256 * 256 : 0;
+    const std::size_t slots_at = gather + kMarlinLastRoundArrivalBytes;
+    ASSERT_EQ(ws.size(), scrambled.size());
+    if (!config.expert_map) {
+      EXPECT_FALSE(std::equal(ws.begin() + std::ptrdiff_t(slots_at), ws.end(), scrambled.begin() + std::ptrdiff_t(slots_at)))
+          << "no item of the last round was split (cap " << split_cap << "): its slots hold what the test wrote";
+    }
+  }
   for (int run = 1; run < config.runs; ++run) {
     const std::vector<std::uint16_t> again = d.run();
     EXPECT_EQ(first, again) << "not bitwise deterministic on repeat (run " << run + 1 << ")";
@@ -654,6 +695,59 @@ std::vector<Config> expert_tails() {
 }
 
 INSTANTIATE_TEST_SUITE_P(ExpertTails, MarlinMoe, ::testing::ValuesIn(expert_tails()), config_name);
+
+// The last round of 32-row wgmma items split in K pieces (marlin_wgmma_kernel.cuh, last_round),
+// under a thread-block cap that leaves 1..cap/2 items for it (asserted from the slots' contents),
+// bitwise against the fp64 reference (exact-tier sums are exact in any order) and on repeat: every
+// weight type, channelwise (zero points loaded at each piece's first tile, not only at K's), groups
+// 32 and 128, both dtypes and GEMMs at K = 1024 (8 rounds of 8 tiles: up to 4 pieces; 8-bit GEMM2,
+// whose top-k sum the exact tier cannot hold at that K, in the bounded tier), then K = 352 (22 tiles:
+// pieces of 8, 8 and 6), act-order over the full K, non-local experts (piece 0 stores their zeros),
+// and the same cases unsplit (split_last_round = false). E = 4, 150 tokens × top-2: ~75 rows an
+// expert, 3 blocks of 32.
+std::vector<Config> last_round() {
+  Config base;
+  base.path = MarlinMmaPath::wgmma;
+  base.block = 32;
+  base.experts = 4;
+  base.tokens = 150;
+  base.topk = 2;
+  base.hidden = 1024;
+  base.inter = 1024;
+  base.runs = 3;
+  base.split_round = true;
+  std::vector<Config> out;
+  for (Config c : every_format(base, {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128, WeightType::uint8},
+                               {-1, 32, 128})) {
+    if (marlin_bits(testbed::to_marlin_weight_type(c.type)) == 8 && c.gemm == ProblemKind::gemm2) c.tier = Tier::bounded;
+    out.push_back(c);
+  }
+  Config c = base;
+  c.group = 32;
+  c.inter = 352;
+  c.gemm = ProblemKind::gemm2;
+  out.push_back(c);
+  c.type = WeightType::uint4;
+  c.group = -1;
+  out.push_back(c);
+  c = base;
+  c.act_order = true;
+  out.push_back(c);
+  c = base;
+  c.expert_map = true;
+  c.experts = 6;  // 4 local, 2 non-local
+  c.tokens = 225;
+  out.push_back(c);
+  c = base;
+  c.split_round = false;
+  c.split_last_round = false;
+  out.push_back(c);
+  c.gemm = ProblemKind::gemm2;
+  out.push_back(c);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(LastRound, MarlinMoe, ::testing::ValuesIn(last_round()), config_name);
 
 // The format sweeps of the 8-row suites (Slices, Columns), on `base` (its kernel and split):
 // - one tile column a warp: every weight type × group × act-order (full K and K shard) × dtype ×

@@ -46,7 +46,7 @@ def marlin_kernel(inputs, out, info) -> None:
     import torch
 
     problem = info["problem"]
-    workspace_bytes = _moeval.marlin_moe_workspace_bytes(info["num_slots"], info["k"], problem.act_order,
+    workspace_bytes = _moeval.marlin_moe_workspace_bytes(info["num_slots"], info["n"], info["k"], problem.act_order,
                                                          problem.is_k_full, info["block_size"])
     workspace = torch.empty(workspace_bytes, dtype=torch.uint8, device=out.device) if workspace_bytes else None
     _moeval.marlin_moe(inputs["a"], out, inputs["qweight"], inputs["scales"], inputs.get("zeros"), inputs.get("g_idx"),

@@ -147,16 +147,16 @@ void bind_cuda(nb::module_& m) {
      nb::arg("dtype"), nb::arg("block_size"), nb::arg("num_slots"), nb::arg("mul_topk_weights"),
      "Our WNA16 MoE GEMM on device tensors (kernels/wna16_moe.h); launches on the tensors' device");
 
-  m.def("marlin_moe_workspace_bytes", [](std::int64_t num_slots, std::int64_t k, bool act_order, bool is_k_full,
-                                          int block_size) {
+  m.def("marlin_moe_workspace_bytes", [](std::int64_t num_slots, std::int64_t n, std::int64_t k, bool act_order,
+                                          bool is_k_full, int block_size) {
     kernels::MarlinMoeArgs args;
     args.blocks.num_slots = num_slots;
     args.blocks.block_size = block_size;
-    args.shape.k = k;
+    args.shape = {n, k};
     args.weights.act_order = act_order;
     args.weights.is_k_full = is_k_full;
     return kernels::marlin_moe_workspace_bytes(args);
-  }, nb::arg("num_slots"), nb::arg("k"), nb::arg("act_order"), nb::arg("is_k_full"), nb::arg("block_size"));
+  }, nb::arg("num_slots"), nb::arg("n"), nb::arg("k"), nb::arg("act_order"), nb::arg("is_k_full"), nb::arg("block_size"));
 
   m.def("marlin_moe", [](const DeviceTensor& a, DeviceTensor& out, const DeviceTensor& qweight, const DeviceTensor& scales,
                          const std::optional<DeviceTensor>& zeros, const std::optional<DeviceTensor>& g_idx,

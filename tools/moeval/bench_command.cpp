@@ -34,6 +34,7 @@ struct BenchOptions {
   int marlin_wgmma_warpgroups = 0;
   int marlin_warp_columns = 0;
   int marlin_warps_k = 0;
+  int marlin_split_last_round = 1;
   int block_size = 0;
   std::string marlin_mma_path = "automatic";
   std::string l2_flush = "clean";
@@ -74,6 +75,7 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   cell_options.marlin_wgmma_warpgroups = o.marlin_wgmma_warpgroups;
   cell_options.marlin_warp_columns = o.marlin_warp_columns;
   cell_options.marlin_warps_k = o.marlin_warps_k;
+  cell_options.marlin_split_last_round = o.marlin_split_last_round != 0;
   cell_options.block_size = o.block_size;
   cell_options.l2_flush = run.l2_flush;
   cell_options.marlin_mma_path = o.marlin_mma_path == "mma_sync" ? kernels::MarlinMmaPath::mma_sync
@@ -120,6 +122,10 @@ Runner add_bench_command(CLI::App& app) {
                   "kernel's choice (default), or 1..20 (1..12 with two tile columns per warp) forced, which runs "
                   "those cells on the column kernel (A/Bs)")
       ->check(integer_in(0, 20));
+  cmd->add_option("--marlin-split-last-round", options->marlin_split_last_round,
+                  "1 (default): the Marlin cells on 32-row wgmma items split their last round's items in K pieces; "
+                  "0 keeps them whole (A/Bs)")
+      ->check(integer_in(0, 1));
   cmd->add_option("--block-size", options->block_size,
                   "moe block size of every cell, both kernels (A/Bs); default 0: moe_forward's choice")
       ->check(integer_of({0, 8, 16, 32, 48, 64, 128}));

@@ -99,8 +99,26 @@ TEST_F(MarlinMoeErrors, BlockSizes64And128NeedTheItemCounter) {
     args.weights.act_order = true;  // the counter follows the gathered activations: 8 slots · 256 · 2 = 4096
     EXPECT_EQ(marlin_moe_workspace_bytes(args), 4096 + kMarlinItemCounterBytes) << "block_size " << block;
   }
-  args.blocks.block_size = 32;
+  args.blocks.block_size = 16;
   args.weights.act_order = false;
+  EXPECT_EQ(marlin_moe_workspace_bytes(args), 0u);
+}
+
+TEST_F(MarlinMoeErrors, BlockSize32NeedsTheLastRoundSlots) {
+  MarlinMoeArgs args = valid();
+  args.blocks.block_size = 32;
+  // 8 slots, N = 128: at most 8 items of ≤ 256 columns, 4 pieces each: 32 slots.
+  EXPECT_EQ(marlin_moe_split_slots(args), 32);
+  const std::size_t bytes = kMarlinLastRoundArrivalBytes + 32 * kMarlinLastRoundSlotBytes;
+  EXPECT_EQ(marlin_moe_workspace_bytes(args), bytes);
+  EXPECT_NE(error_of(args).find("workspace_bytes = 0 is too small; this call needs " + std::to_string(bytes)),
+            std::string::npos)
+      << error_of(args);
+  args.blocks.num_slots = 32768;  // the cap
+  args.blocks.sorted_capacity = 32768 + 8 * 31;
+  EXPECT_EQ(marlin_moe_split_slots(args), kMarlinLastRoundSlots);
+  args.split_last_round = false;  // no split: no workspace
+  EXPECT_EQ(marlin_moe_split_slots(args), 0);
   EXPECT_EQ(marlin_moe_workspace_bytes(args), 0u);
 }
 

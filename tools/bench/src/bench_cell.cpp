@@ -240,6 +240,7 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   marlin.topk_weights = gemm.topk_weights;
   marlin.mul_topk_weights = gemm.mul_topk_weights;
   marlin.stream = s.stream;
+  marlin.split_last_round = s.options.marlin_split_last_round;
   const std::size_t marlin_ws_bytes = kernels::marlin_moe_workspace_bytes(marlin);
   Buffer<std::uint8_t> marlin_ws(marlin_ws_bytes);
   marlin.workspace = marlin_ws.get();

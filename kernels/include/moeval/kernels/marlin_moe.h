@@ -135,6 +135,11 @@ struct MarlinMoeArgs {
   // per warp, 1..kMarlinColumnPairMaxWarps (12) with two forces. Rejected (std::invalid_argument)
   // where the call does not run the column kernel.
   int warps_k = 0;
+  // block_size 32 on the wgmma path: the items of the last round (round-robin over the thread
+  // blocks) each run as up to 4 items of a K range, whose fp32 sums meet in the workspace
+  // (marlin_moe_split_slots) and are added in a fixed order; false keeps every item whole (A/Bs,
+  // and a caller that wants no split slots). Ignored by every other call.
+  bool split_last_round = true;
 };
 
 // The column kernel's largest thread blocks, in warps (MarlinMoeArgs::warps_k): with one tile column
@@ -152,9 +157,21 @@ constexpr std::size_t kMarlinSliceWorkspaceBytes = std::size_t{4096} * (2048 + 8
 // their work items (zeroed on the stream before each launch).
 constexpr std::size_t kMarlinItemCounterBytes = 256;
 
+// Workspace of block_size 32 with split_last_round: arrival words (kMarlinLastRoundArrivalBytes;
+// each call tells its own arrivals by a stamp and leaves the words zero, so their contents before a
+// call do not matter), then marlin_moe_split_slots(args) slots of kMarlinLastRoundSlotBytes, one K
+// piece's fp32 sums each (32 rows × 256 columns).
+constexpr std::size_t kMarlinLastRoundArrivalBytes = 4096;
+constexpr std::size_t kMarlinLastRoundSlotBytes = 32 * 256 * 4;
+constexpr std::int64_t kMarlinLastRoundSlots = 512;
+// min(kMarlinLastRoundSlots, 4 · num_slots · ⌈N / 256⌉) for block_size 32 with split_last_round (4
+// pieces of every item at most), else 0. Fewer slots only split fewer items, never fail.
+std::int64_t marlin_moe_split_slots(const MarlinMoeArgs& args);
+
 // Workspace bytes: act-order needs the gathered activations, num_slots · K · 2 bytes rounded up to
 // 256; block_size 8 needs kMarlinSliceWorkspaceBytes after them, block_size 64 and 128
-// kMarlinItemCounterBytes; otherwise 0 (a K split inside a thread block is reduced in shared
+// kMarlinItemCounterBytes, block_size 32 kMarlinLastRoundArrivalBytes + marlin_moe_split_slots(args)
+// · kMarlinLastRoundSlotBytes (0 slots without split_last_round); otherwise 0 (a K split inside a thread block is reduced in shared
 // memory). One workspace serves one call at a time.
 std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args);
 

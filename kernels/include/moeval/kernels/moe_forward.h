@@ -77,8 +77,9 @@ struct MoeForwardArgs {
 // act-order flags; pointers are not read): 256-byte-rounded regions for moe_align's scratch and
 // output, GEMM1's output [M·topk, 2I], silu_and_mul's [M·topk, I], GEMM2's [M·topk, H], and on
 // Marlin weights max(marlin_moe_workspace_bytes of GEMM1, of GEMM2): M·topk·K·2 bytes each with
-// act-order, plus kMarlinSliceWorkspaceBytes with block_size 8 or kMarlinItemCounterBytes with
-// block_size 64 and 128. With block_size 0 on Marlin weights: the larger of the sizes for the two
+// act-order, plus kMarlinSliceWorkspaceBytes with block_size 8, kMarlinItemCounterBytes with
+// block_size 64 and 128, or the last round's arrival words and split slots with block_size 32
+// (marlin_moe.h). With block_size 0 on Marlin weights: the larger of the sizes for the two
 // block sizes the heuristic may pick (wgmma or mma.sync table), so the size does not depend on the
 // device.
 std::size_t moe_forward_workspace_bytes(const MoeForwardArgs& args);

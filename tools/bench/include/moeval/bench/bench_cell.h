@@ -29,6 +29,9 @@ struct CellOptions {
   // Warps per thread block of the 8-row column kernel for the cells on 8-row items (0: the kernel's
   // choice; forced, such a cell runs the column kernel even where it would run the slice kernel).
   int marlin_warps_k = 0;
+  // false: the Marlin cells on 32-row wgmma items keep their last round's items whole
+  // (MarlinMoeArgs::split_last_round): same-run A/Bs.
+  bool marlin_split_last_round = true;
   // The moe block size of every cell (both kernels) in place of choose_block_size's (0: chosen).
   int block_size = 0;
   // The Marlin cells' tensor-core path: automatic (the kernel's choice), mma_sync forced everywhere,
