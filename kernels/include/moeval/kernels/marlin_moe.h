@@ -171,8 +171,9 @@ std::int64_t marlin_moe_split_slots(const MarlinMoeArgs& args);
 // Workspace bytes: act-order needs the gathered activations, num_slots · K · 2 bytes rounded up to
 // 256; block_size 8 needs kMarlinSliceWorkspaceBytes after them, block_size 64 and 128
 // kMarlinItemCounterBytes, block_size 32 kMarlinLastRoundArrivalBytes + marlin_moe_split_slots(args)
-// · kMarlinLastRoundSlotBytes (0 slots without split_last_round); otherwise 0 (a K split inside a thread block is reduced in shared
-// memory). One workspace serves one call at a time.
+// · kMarlinLastRoundSlotBytes (also where the call runs on mma.sync, which leaves them unused; 0
+// slots without split_last_round); otherwise 0 (a K split inside a thread block is reduced in
+// shared memory). One workspace serves one call at a time.
 std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args);
 
 // Throws std::invalid_argument for unsupported input, std::runtime_error for CUDA failures.
