@@ -321,14 +321,13 @@ bool counts_items(const MarlinMoeArgs& args) {
   return args.blocks.num_slots > 0 && (args.blocks.block_size == 64 || args.blocks.block_size == 128);
 }
 
-// A stamp per call for the slice kernel's arrival words: never 0 (the reset value) and never four
-// equal bytes (what a buffer filled with one byte value holds).
+// A stamp per call for the arrival words of the slice kernel and of the 32-row split: call_stamp of
+// the next value of a per-process counter.
 std::uint32_t next_call_stamp() {
   static std::atomic<std::uint32_t> counter{0};
   for (;;) {
-    const std::uint32_t v = counter.fetch_add(1, std::memory_order_relaxed) + 1;
-    const std::uint32_t b = v & 0xFFu;
-    if (v != b * 0x01010101u) return v;
+    const std::uint32_t stamp = detail::call_stamp(counter.fetch_add(1, std::memory_order_relaxed));
+    if (stamp != 0) return stamp;
   }
 }
 

@@ -62,6 +62,23 @@ struct MarlinParams {
   std::int64_t split_slots;
 };
 
+// The stamp of call number n (0 where n gives none; the host takes the next n). An arrival word of
+// the workspace counts for a call only where its upper half equals the call's stamp, so what a
+// caller's buffer held before must not: stamps are a bijective 32-bit mix of n (distinct for 2^32
+// calls), never below 2^24 (int32 index arrays, such as a freed sorted_token_ids, hold small values
+// there) and never four equal bytes (a buffer filled with one byte value); arbitrary bytes match a
+// word with probability 2^-32. (A counter 1, 2, 3, … matched small integers left in the buffer.)
+constexpr std::uint32_t call_stamp(std::uint32_t n) {
+  std::uint32_t h = n + 0x9E3779B9u;  // murmur3's finalizer: a bijection of the 32-bit values
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  const std::uint32_t b = h & 0xFFu;
+  return h < (1u << 24) || h == b * 0x01010101u ? 0u : h;
+}
+
 // Workspace bytes of the 32-row split's arrival words and of one slot (kLastRoundArrivalBytes / 8
 // words: at most kMarlinLastRoundSlots / 2 split items).
 constexpr std::size_t kLastRoundArrivalBytes = 4096;

@@ -21,9 +21,9 @@
 // which warp arrives last: bitwise equal on repeat.
 //
 // Arrival counters are 64-bit words (call stamp << 32 | arrivals) in the caller's workspace. A word
-// whose stamp is not this call's counts as zero arrivals, so the workspace needs no clearing (it may
-// hold anything, such as a test's poison bytes); the last arrival writes 0, so a replayed CUDA graph
-// (the same stamp again) starts from zero arrivals too.
+// whose stamp is not this call's counts as zero arrivals, so the workspace needs no clearing (a test
+// fills it with random bytes; call_stamp in marlin_params.h says which leftovers can never match);
+// the last arrival writes 0, so a replayed CUDA graph (the same stamp again) starts from zero too.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <random>
@@ -77,6 +78,9 @@ struct Config {
   // split_last_round = false: no split (and no split slots).
   bool split_round = false;
   bool split_last_round = true;
+  // Fill the workspace with small int32 values (0..4095, as a freed index array leaves it) instead of
+  // random bytes: no arrival word may then count for the call (its stamp never is such a value).
+  bool index_workspace = false;
 
   std::string name() const {
     std::string s = std::string(to_string(type)) + "_g" + (group < 0 ? std::string("ch") : std::to_string(group));
@@ -103,6 +107,7 @@ struct Config {
     if (odd_output) s += "_oddc";
     if (split_round) s += "_splitround";
     if (!split_last_round) s += "_nosplit";
+    if (index_workspace) s += "_idxws";
     return s;
   }
   MoeProblem problem(std::uint64_t seed) const {
@@ -200,6 +205,14 @@ struct DeviceCase {
     EXPECT_EQ(all[guard], 0xFFFF) << "the call wrote the element " << (c_offset == 0 ? "after" : "before") << " c";
     all.erase(all.begin() + static_cast<std::ptrdiff_t>(guard));
     return all;
+  }
+  // Fills the workspace with int32 values 0, 1, …, 4095, 0, 1, …: what a freed index array leaves.
+  void fill_workspace_with_indices() {
+    std::vector<std::int32_t> values(workspace->size() / 4);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::int32_t(i % 4096);
+    std::vector<unsigned char> bytes(workspace->size(), 0);
+    std::memcpy(bytes.data(), values.data(), values.size() * 4);
+    workspace->upload(bytes);
   }
   // Fills the workspace with pseudo-random bytes: no call may depend on what it held before.
   void scramble_workspace(std::uint64_t seed) {
@@ -340,7 +353,11 @@ void check_case(const Config& config, std::uint64_t seed) {
     d.args.max_thread_blocks = int(split_cap);
     ASSERT_TRUE(marlin_moe_uses_wgmma(d.args, 0)) << "the case must run 32-row wgmma items";
   }
-  d.scramble_workspace(seed);
+  if (config.index_workspace) {
+    d.fill_workspace_with_indices();
+  } else {
+    d.scramble_workspace(seed);
+  }
   const std::vector<unsigned char> scrambled = config.split_round ? d.workspace->download() : std::vector<unsigned char>{};
   const std::vector<std::uint16_t> first = d.run();
   if (config.split_round) {
@@ -739,6 +756,9 @@ std::vector<Config> last_round() {
   c.tokens = 225;
   out.push_back(c);
   c = base;
+  c.index_workspace = true;  // small int32 values in every arrival word (a freed index array)
+  out.push_back(c);
+  c = base;
   c.split_round = false;
   c.split_last_round = false;
   out.push_back(c);
@@ -816,6 +836,10 @@ std::vector<Config> slices() {
   // counts too.
   add_column_pair_formats(out, sliced);
   add_eight_row_edge_cases(out, sliced);
+  // The workspace as a freed index array leaves it (small int32 values in every arrival word).
+  Config indices = sliced;
+  indices.index_workspace = true;
+  out.push_back(indices);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "../../marlin_moe/marlin_params.h"
@@ -271,5 +272,23 @@ TEST(MarlinHeuristics, WgmmaWarpgroupsForLongKAndManyRounds) {
   EXPECT_EQ(detail::choose_wgmma_warpgroups(capped, 1 << 20, kSms), 2);
 }
 
+
+// Arrival-word stamps (marlin_params.h, call_stamp): distinct per call, and never a value that a
+// leftover int32 index array (below 2^24) or a one-byte fill of the workspace holds.
+TEST(MarlinCallStamps, DistinctAndNeverSmallOrOneByteFilled) {
+  std::set<std::uint32_t> seen;
+  int skipped = 0;
+  for (std::uint32_t n = 0; n < 200000; ++n) {
+    const std::uint32_t stamp = detail::call_stamp(n);
+    if (stamp == 0) {
+      ++skipped;
+      continue;
+    }
+    EXPECT_GE(stamp, 1u << 24) << "call " << n;
+    EXPECT_NE(stamp, (stamp & 0xFFu) * 0x01010101u) << "call " << n;
+    EXPECT_TRUE(seen.insert(stamp).second) << "call " << n << " repeats stamp " << stamp;
+  }
+  EXPECT_LT(skipped, 200000 / 100) << "calls without a stamp of their own";
+}
 }  // namespace
 }  // namespace moeval::kernels

@@ -149,8 +149,10 @@ constexpr int kMarlinColumnPairMaxWarps = 12;
 
 // Workspace of block_size 8 (the decode path, 8-row work items): K slices of a tile column run on
 // different warps, and each slice's fp32 sums pass through a slot of 2 KiB (8 rows × 64 columns) with
-// a 64-bit arrival word, for up to 4096 warps: 8 MiB + 32 KiB. Its contents before a call do not
-// matter (each call tells its own arrivals by a stamp and leaves the words zero).
+// a 64-bit arrival word, for up to 4096 warps: 8 MiB + 32 KiB. It needs no clearing before a call:
+// each call tells its own arrivals by a stamp and leaves the words zero. A stamp never matches
+// small integers (such as a freed index array) or a buffer filled with one byte value; leftover
+// arbitrary bytes match a word with probability 2^-32.
 constexpr std::size_t kMarlinSliceWorkspaceBytes = std::size_t{4096} * (2048 + 8);
 
 // Workspace of block_size 64 and 128: a counter from which the thread blocks of the Hopper path take
@@ -158,8 +160,7 @@ constexpr std::size_t kMarlinSliceWorkspaceBytes = std::size_t{4096} * (2048 + 8
 constexpr std::size_t kMarlinItemCounterBytes = 256;
 
 // Workspace of block_size 32 with split_last_round: arrival words (kMarlinLastRoundArrivalBytes;
-// each call tells its own arrivals by a stamp and leaves the words zero, so their contents before a
-// call do not matter), then marlin_moe_split_slots(args) slots of kMarlinLastRoundSlotBytes, one K
+// stamped as the block_size 8 words above, so they need no clearing), then marlin_moe_split_slots(args) slots of kMarlinLastRoundSlotBytes, one K
 // piece's fp32 sums each (32 rows × 256 columns).
 constexpr std::size_t kMarlinLastRoundArrivalBytes = 4096;
 constexpr std::size_t kMarlinLastRoundSlotBytes = 32 * 256 * 4;
