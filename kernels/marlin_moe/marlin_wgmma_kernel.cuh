@@ -228,6 +228,27 @@ struct LastRound {
   std::int64_t whole;  // items before the split ones (all items where pieces is 1)
   int pieces;
 };
+// The block's copy of its call's LastRound, in shared memory: registers are what the 4-bit 32-row
+// instances (3 thread blocks an SM, 168 registers) have least of. A function's __shared__ variable,
+// so that only the instances that split (32 rows) allot it.
+__device__ inline LastRound& last_round_shared() {
+  __shared__ LastRound round;
+  return round;
+}
+// Virtual item v of a call split so (whole items first, then `pieces` consecutive values per split
+// item): the item it computes and which of its pieces. split: the item's index among the split
+// ones, −1 for a whole item (piece 0 of 1).
+struct VirtualItem {
+  std::int64_t item;
+  std::int64_t split;
+  int piece;
+  int pieces;
+};
+__device__ inline VirtualItem virtual_item(const LastRound& round, std::int64_t v) {
+  if (v < round.whole) return {v, -1, 0, 1};
+  const std::int64_t j = v - round.whole;
+  return {round.whole + j / round.pieces, j / round.pieces, static_cast<int>(j % round.pieces), round.pieces};
+}
 __device__ inline LastRound last_round(const MarlinParams& p, std::int64_t items, int k_tiles, int round_tiles) {
   const std::int64_t grid = gridDim.x;
   const std::int64_t whole = items / grid * grid;
@@ -336,16 +357,13 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
 
   const std::int64_t items = marlin_block_count(p) * p.row_groups * p.n_items;
   const int k_tiles = p.k_tiles;
-  // 32-row items split their last round in K pieces (last_round); the virtual items are the whole
-  // ones, then `pieces` consecutive values per split item.
-  // The split is kept in shared memory, read where an item begins and ends: registers are what the
-  // 4-bit instances (3 thread blocks an SM, 168 registers) have least of.
+  // 32-row items split their last round in K pieces (last_round); the loop runs over virtual items
+  // (virtual_item), read back from shared memory where an item begins and where it ends.
   constexpr bool kSplitLastRound = ROWS == 32;
-  __shared__ LastRound split_shared;
   std::int64_t virtual_items = items;
   if constexpr (kSplitLastRound) {
     const LastRound split = last_round(p, items, k_tiles, kStages);
-    if (tid == 0) split_shared = split;
+    if (tid == 0) last_round_shared() = split;
     virtual_items = split.whole + (items - split.whole) * split.pieces;
   }
   const int q = tid & 7;  // this thread's 16-byte piece of each chunk row (k 8q .. 8q + 7)
@@ -414,13 +432,13 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
     std::int64_t item = v;
     kt_begin = 0;
     kt_end = k_tiles;
-    if (kSplitLastRound && v >= split_shared.whole) {
-      const int pieces = split_shared.pieces;
-      const std::int64_t j = v - split_shared.whole;
-      item = split_shared.whole + j / pieces;
-      const int piece = static_cast<int>(j % pieces);
-      kt_begin = marlin_k_split(k_tiles, pieces, piece, kStages);
-      kt_end = marlin_k_split(k_tiles, pieces, piece + 1, kStages);
+    if constexpr (kSplitLastRound) {
+      const VirtualItem vi = virtual_item(last_round_shared(), v);
+      item = vi.item;
+      if (vi.split >= 0) {
+        kt_begin = marlin_k_split(k_tiles, vi.pieces, vi.piece, kStages);
+        kt_end = marlin_k_split(k_tiles, vi.pieces, vi.piece + 1, kStages);
+      }
     }
     it = marlin_item<kRows>(p, item);
     nt = it.n_item * Tile::kTileColumns + warp_column;
@@ -470,7 +488,7 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
     }
   };
 
-  if constexpr (kSplitLastRound) __syncthreads();  // split_shared written
+  if constexpr (kSplitLastRound) __syncthreads();  // last_round_shared() written
   std::int64_t item = blockIdx.x;  // a virtual item
   if (item < virtual_items) begin(item);
   while (item < virtual_items) {
@@ -515,14 +533,11 @@ __global__ void __launch_bounds__(WgmmaTile<BITS, ROWS, WGS>::kThreads, WgmmaTil
     item += gridDim.x;
     if (item < virtual_items) begin(item);
     if constexpr (kSplitLastRound) {
-      if (done_v >= split_shared.whole) {  // a piece of a split item
-        const int pieces = split_shared.pieces;
-        const std::int64_t j = done_v - split_shared.whole;
-        const int piece = static_cast<int>(j % pieces);
-        if (done.computes ? !add_last_round_pieces<Tile>(acc, p, static_cast<int>(j / pieces), piece, pieces, tid)
-                          : piece != 0) {
-          continue;  // another piece stores the item (a non-local expert's zeros: piece 0)
-        }
+      const VirtualItem vi = virtual_item(last_round_shared(), done_v);
+      if (vi.split >= 0 && (done.computes ? !add_last_round_pieces<Tile>(acc, p, static_cast<int>(vi.split), vi.piece,
+                                                                         vi.pieces, tid)
+                                          : vi.piece != 0)) {
+        continue;  // a piece of a split item that another piece stores (a non-local expert's zeros: piece 0)
       }
     }
     if (done_in_n) {

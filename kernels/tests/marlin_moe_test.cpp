@@ -75,9 +75,12 @@ struct Config {
   bool odd_output = false;
   // block_size 32 on wgmma: cap the thread blocks so that the last round of items is split in K
   // pieces (last_round_cap), and assert from the sums left in the workspace's slots that it was.
-  // split_last_round = false: no split (and no split slots).
+  // With split_last_round = false, under the same cap: assert that the call wrote nothing to the
+  // arrival words and slots (the flag, not the shape, kept every item whole). natural_round: no
+  // cap, the shape itself leaves a last round to split (asserted the same way).
   bool split_round = false;
   bool split_last_round = true;
+  bool natural_round = false;
   // Fill the workspace with small int32 values (0..4095, as a freed index array leaves it) instead of
   // random bytes: no arrival word may then count for the call (its stamp never is such a value).
   bool index_workspace = false;
@@ -105,7 +108,7 @@ struct Config {
     if (runs != 2) s += "_runs" + std::to_string(runs);
     if (shuffled) s += "_shuffled";
     if (odd_output) s += "_oddc";
-    if (split_round) s += "_splitround";
+    if (split_round) s += natural_round ? "_naturalround" : "_splitround";
     if (!split_last_round) s += "_nosplit";
     if (index_workspace) s += "_idxws";
     return s;
@@ -347,10 +350,13 @@ void check_case(const Config& config, std::uint64_t seed) {
   d.args.split_last_round = config.split_last_round;
   std::int64_t split_cap = 0;
   if (config.split_round) {
-    const std::int64_t blocks = d.post_padded.download()[0] / d.block;
-    split_cap = last_round_cap(blocks * ((c.shape.n / 64 + 3) / 4));
-    ASSERT_GT(split_cap, 0) << "no thread-block cap leaves a last round to split for " << blocks << " blocks";
-    d.args.max_thread_blocks = int(split_cap);
+    ASSERT_EQ(d.block, 32) << "the case must run 32-row items";
+    if (!config.natural_round) {
+      const std::int64_t blocks = d.post_padded.download()[0] / d.block;
+      split_cap = last_round_cap(blocks * ((c.shape.n / 64 + 3) / 4));
+      ASSERT_GT(split_cap, 0) << "no thread-block cap leaves a last round to split for " << blocks << " blocks";
+      d.args.max_thread_blocks = int(split_cap);
+    }
     ASSERT_TRUE(marlin_moe_uses_wgmma(d.args, 0)) << "the case must run 32-row wgmma items";
   }
   if (config.index_workspace) {
@@ -361,17 +367,25 @@ void check_case(const Config& config, std::uint64_t seed) {
   const std::vector<unsigned char> scrambled = config.split_round ? d.workspace->download() : std::vector<unsigned char>{};
   const std::vector<std::uint16_t> first = d.run();
   if (config.split_round) {
-    // The split slots follow the gathered activations (act-order) and the arrival words: a split
+    // The arrival words follow the gathered activations (act-order), then the split slots: a split
     // item's pieces wrote their sums there, over the bytes the test scrambled. (Not asserted with
     // non-local experts: their items come last in the order, and a non-local item's pieces write
-    // no sums, piece 0 stores its zeros.)
+    // no sums, piece 0 stores its zeros.) The workspace was sized with split_last_round = true, so
+    // an unsplit call has the slots too, and must leave them and the arrival words as they were.
     const std::vector<unsigned char> ws = d.workspace->download();
     const std::size_t gather = config.act_order ? (std::size_t(d.slots * c.shape.k * 2) + 255) / 256 * 256 : 0;
     const std::size_t slots_at = gather + kMarlinLastRoundArrivalBytes;
     ASSERT_EQ(ws.size(), scrambled.size());
-    if (!config.expert_map) {
-      EXPECT_FALSE(std::equal(ws.begin() + std::ptrdiff_t(slots_at), ws.end(), scrambled.begin() + std::ptrdiff_t(slots_at)))
-          << "no item of the last round was split (cap " << split_cap << "): its slots hold what the test wrote";
+    ASSERT_GT(ws.size(), slots_at) << "the workspace holds no split slots";
+    const auto untouched_from = [&](std::size_t at) {
+      return std::equal(ws.begin() + std::ptrdiff_t(at), ws.end(), scrambled.begin() + std::ptrdiff_t(at));
+    };
+    if (!config.split_last_round) {
+      EXPECT_TRUE(untouched_from(gather)) << "split_last_round = false, yet the call (cap " << split_cap
+                                          << ") wrote to the arrival words or the split slots";
+    } else if (!config.expert_map) {
+      EXPECT_FALSE(untouched_from(slots_at)) << "no item of the last round was split (cap " << split_cap
+                                             << "): its slots hold what the test wrote";
     }
   }
   for (int run = 1; run < config.runs; ++run) {
@@ -720,8 +734,8 @@ INSTANTIATE_TEST_SUITE_P(ExpertTails, MarlinMoe, ::testing::ValuesIn(expert_tail
 // 32 and 128, both dtypes and GEMMs at K = 1024 (8 rounds of 8 tiles: up to 4 pieces; 8-bit GEMM2,
 // whose top-k sum the exact tier cannot hold at that K, in the bounded tier), then K = 352 (22 tiles:
 // pieces of 8, 8 and 6), act-order over the full K, non-local experts (piece 0 stores their zeros),
-// and the same cases unsplit (split_last_round = false). E = 4, 150 tokens × top-2: ~75 rows an
-// expert, 3 blocks of 32.
+// and the same cap with split_last_round = false (the slots left untouched). E = 4, 150 tokens ×
+// top-2: ~75 rows an expert, 3 blocks of 32. Last, the sanitize matrix's split case, uncapped.
 std::vector<Config> last_round() {
   Config base;
   base.path = MarlinMmaPath::wgmma;
@@ -759,10 +773,24 @@ std::vector<Config> last_round() {
   c.index_workspace = true;  // small int32 values in every arrival word (a freed index array)
   out.push_back(c);
   c = base;
-  c.split_round = false;
-  c.split_last_round = false;
+  c.split_last_round = false;  // the same cap, the split off: nothing written to the slots
   out.push_back(c);
   c.gemm = ProblemKind::gemm2;
+  out.push_back(c);
+  // The sanitize matrix's split case (sanitize_gpu_test.cpp), uncapped: 128 experts, 320 tokens ×
+  // top-8 (~20 rows an expert, so block_size 32 is chosen), N = 1024: ~540 items, more than the
+  // 3 thread blocks an SM of 100–140 SMs hold, and K = 256 (2 K rounds: 2 pieces).
+  c = Config{};
+  c.type = WeightType::uint4;
+  c.group = 64;
+  c.path = MarlinMmaPath::wgmma;
+  c.experts = 128;
+  c.tokens = 320;
+  c.topk = 8;
+  c.hidden = 256;
+  c.inter = 512;
+  c.split_round = true;
+  c.natural_round = true;
   out.push_back(c);
   return out;
 }
