@@ -81,6 +81,7 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   cell_options.marlin_mma_path = o.marlin_mma_path == "mma_sync" ? kernels::MarlinMmaPath::mma_sync
                                  : o.marlin_mma_path == "wgmma"  ? kernels::MarlinMmaPath::wgmma
                                                                  : kernels::MarlinMmaPath::automatic;
+  run.options = cell_options;
   for (const bench::BenchShape& shape : shapes) {
     bench::ShapeBench shape_bench(shape, cell_options);
     for (std::int64_t m : o.tokens) {

@@ -44,6 +44,15 @@ std::string compare_bench(const nlohmann::json& a, const nlohmann::json& b, cons
     out += "note: A was timed after a " + flush_a + " L2 flush and B after a " + flush_b +
            " one; decode-sized cells differ by that alone (docs/bench.md)\n";
   }
+  // The forced options of an A/B (reports from before "options" have none: nothing to name).
+  if (a.contains("options") && b.contains("options") && a["options"].is_object() && b["options"].is_object()) {
+    for (const auto& [key, value_a] : a["options"].items()) {
+      const auto value_b = b["options"].find(key);
+      if (value_b != b["options"].end() && *value_b != value_a) {
+        out += "options: " + key + " A = " + value_a.dump() + ", B = " + value_b->dump() + "\n";
+      }
+    }
+  }
   char line[256];
   std::snprintf(line, sizeof line, "%-22s %6s %-26s %10s %10s %7s\n", "shape", "M", "path", "A", "B", "B/A");
   out += line;

@@ -89,6 +89,21 @@ nlohmann::json to_json(const BenchRun& run) {
     j["ceilings"]["marlin_wgmma_k_loop_skipped"] = run.ceilings.marlin_k_loop_skipped;
   }
   j["l2_flush"] = to_string(run.l2_flush);
+  // The cells' options, forced choices included (0 / automatic: the kernels' own), so that an A/B's
+  // JSON says which side it is without its command line.
+  const CellOptions& o = run.options;
+  j["options"] = {{"repeats", o.repeats},
+                  {"warmup", o.warmup},
+                  {"with_cublas", o.with_cublas},
+                  {"seed", o.seed},
+                  {"block_size", o.block_size},
+                  {"marlin_mma_path", o.marlin_mma_path == kernels::MarlinMmaPath::mma_sync ? "mma_sync"
+                                      : o.marlin_mma_path == kernels::MarlinMmaPath::wgmma  ? "wgmma"
+                                                                                             : "automatic"},
+                  {"marlin_wgmma_warpgroups", o.marlin_wgmma_warpgroups},
+                  {"marlin_warp_columns", o.marlin_warp_columns},
+                  {"marlin_warps_k", o.marlin_warps_k},
+                  {"marlin_split_last_round", o.marlin_split_last_round}};
   j["method"] = "median of CUDA-event-timed runs after warm-up; " + flush_words(run.l2_flush) + " before each timed run; "
                 "int4 g128 bf16 random weights generated on the GPU, the same logical weights for every kernel "
                 "(ours_* / roofline_over_ours: wna16_moe; marlin_*: marlin_moe); uniform routing (topk distinct experts per token)";

@@ -73,5 +73,18 @@ TEST(BenchCompare, DifferentL2FlushesAreNamed) {
   EXPECT_EQ(compare_bench(dirty, dirty, "A.json", "B.json").find("note:"), std::string::npos);
 }
 
+// An A/B's forced options ("options", written since the twenty-fifth session) are named where they
+// differ, and only those.
+TEST(BenchCompare, DifferentOptionsAreNamed) {
+  auto a = load("bench-h200-2026-11-30.json");
+  a["options"] = {{"marlin_split_last_round", true}, {"block_size", 0}};
+  auto b = a;
+  b["options"]["marlin_split_last_round"] = false;
+  const std::string text = compare_bench(a, b, "A.json", "B.json");
+  EXPECT_NE(text.find("options: marlin_split_last_round A = true, B = false\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("options: block_size"), std::string::npos) << text;
+  EXPECT_EQ(compare_bench(a, a, "A.json", "B.json").find("options:"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace moeval::cli

@@ -16,6 +16,7 @@ struct BenchRun {
   std::string command;      // the command line that produced it
   Ceilings ceilings;
   L2Flush l2_flush = L2Flush::clean;  // how every timed run of it began
+  CellOptions options;                // what every cell ran with (the JSON's "options": forced choices)
   std::vector<CellResult> cells;
 };
 
