@@ -6,7 +6,7 @@
 # the machine's torch, nanobind, scikit-build-core and pytest (no network), then runs the CPU suite
 # and the GPU suite (python/tests_gpu) and writes python-gpu.log and python-junit.xml under $OUT.
 # Exit status: pytest's, and 1 when the GPU suite ran nothing (every test skipped: a run that
-# proved nothing), or when the build fails.
+# proved nothing), when nanobind reports instances leaked at exit, or when the build fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,6 +63,11 @@ print(sum(1 for c in cases if "tests_gpu" in c.get("classname", "") and c.find("
 PY
 )
 echo "GPU tests that ran (not skipped): $ran" | tee -a "$log"
+# nanobind reports at exit every bound instance still alive (a reference never dropped): a failure.
+if grep -q "nanobind: leaked" "$log"; then
+  echo "device-python: nanobind reported leaked instances at exit (python-gpu.log)" | tee -a "$log"
+  status=1
+fi
 if [[ "$ran" == "0" ]]; then
   echo "device-python: every GPU test was skipped: nothing was proven" | tee -a "$log"
   exit 1

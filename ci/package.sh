@@ -2,7 +2,8 @@
 # moeval as a package, on a machine without a GPU (after ci/test.sh built the tree):
 #   1. `cmake --install` into a prefix, then configure, build and ctest examples/consumer against it
 #      (find_package(moeval), moeval_add_kernel_tests; its GPU cases report Skipped);
-#   2. the Python package: `pip install .` (CPU-only build) in a venv, then its pytest suite.
+#   2. the Python package: `pip install .` (CPU-only build) in a venv, then its pytest suite, whose
+#      output must hold no nanobind leak report.
 # Prints the seconds each part took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,5 +27,11 @@ venv="$PWD/build/package-venv"
 CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$venv/bin/python" -m pip install -q ".[test]"
 echo "package: pip install . (CPU build): $(( $(date +%s) - start )) s"
 start=$(date +%s)
-"$venv/bin/python" -m pytest -q
+# nanobind reports at exit every bound instance still alive: a reference the bindings or the tests
+# never drop. The suite's output must hold no such report.
+"$venv/bin/python" -m pytest -q 2>&1 | tee build/package-pytest.log  # pipefail: pytest's status
+if grep -q "nanobind: leaked" build/package-pytest.log; then
+  echo "package: nanobind reported leaked instances at exit (build/package-pytest.log)" >&2
+  exit 1
+fi
 echo "package: pytest: $(( $(date +%s) - start )) s"

@@ -43,11 +43,15 @@ def pytest_generate_tests(metafunc):
         return
     marker = metafunc.definition.get_closest_marker("moeval_matrix")
     name = marker.args[0] if marker else metafunc.config.getoption("--moeval-matrix")
-    problems = moeval.matrix(name)  # a marker's unknown name raises ValueError naming the known ones
-    metafunc.parametrize("moeval_case", problems, ids=[p.name for p in problems], indirect=True)
+    names = [p.name for p in moeval.matrix(name)]  # a marker's unknown name raises ValueError naming the known ones
+    # The parameters are (matrix, problem name), not Problems: pytest keeps its parameters until the
+    # process exits, and Problems kept so were still alive when the extension module was torn down
+    # (nanobind then reports them as leaked instances). The fixture builds the problem when it runs.
+    metafunc.parametrize("moeval_case", [(name, n) for n in names], ids=names, indirect=True)
 
 
 @pytest.fixture
 def moeval_case(request) -> moeval.Case:
     """The built case of one problem of the matrix (see the module docstring)."""
-    return moeval.build_case(request.param)
+    matrix, problem_name = request.param
+    return moeval.build_case(next(p for p in moeval.matrix(matrix) if p.name == problem_name))

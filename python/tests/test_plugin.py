@@ -1,5 +1,10 @@
 """The pytest plugin in a fresh session: --moeval-matrix parametrises moeval_case, and a bad
-matrix name is a usage error."""
+matrix name is a usage error.
+
+Each session runs in a subprocess: a fresh interpreter, in which the plugin loads from its entry
+point alone, and whose exit must print no nanobind leak report (the plugin once parametrised
+moeval_case by Problem objects, which pytest keeps until exit, past the extension module's
+teardown)."""
 
 import moeval
 
@@ -11,13 +16,14 @@ def test_case(moeval_case):
 
 def test_moeval_matrix_parametrises_moeval_case(pytester):
     pytester.makepyfile(TEST_FILE)
-    result = pytester.runpytest("--moeval-matrix", "smoke", "-q")
+    result = pytester.runpytest_subprocess("--moeval-matrix", "smoke", "-q")
     result.assert_outcomes(passed=len(moeval.matrix("smoke")))
+    assert "nanobind: leaked" not in result.stderr.str(), result.stderr.str()
 
 
 def test_unknown_matrix_is_a_usage_error(pytester):
     pytester.makepyfile(TEST_FILE)
-    result = pytester.runpytest("--moeval-matrix", "nope")
+    result = pytester.runpytest_subprocess("--moeval-matrix", "nope")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*--moeval-matrix: matrix 'nope' is unknown; known: quick, standard, full, default, smoke*"])
 
@@ -30,5 +36,5 @@ import pytest
 def test_case(moeval_case):
     pass
 """)
-    result = pytester.runpytest("--collect-only", "-q")
+    result = pytester.runpytest_subprocess("--collect-only", "-q")
     result.stdout.fnmatch_lines([f"{len(moeval.matrix('default'))} tests collected*"])
