@@ -28,7 +28,14 @@ else
   build/tools/moeval/moeval check --cpu-only --matrix quick --out "$report" > "$report.log" 2>&1 ||
     { cat "$report.log"; exit 1; }
 fi
-bench=$(ls docs/results/bench-*.json | sort | tail -n 1)
+# The newest by the date in the name, then the run letter: a day's first run has none (it sorts as
+# "a"), later ones -b, -c, … (a plain sort put bench-…-12-04.json after bench-…-12-04-b.json).
+bench=$(for f in docs/results/bench-*.json; do
+          if [[ $(basename "$f" .json) =~ ([0-9]{4}-[0-9]{2}-[0-9]{2})(-([a-z]))?$ ]]; then
+            echo "${BASH_REMATCH[1]}-${BASH_REMATCH[3]:-a} $f"
+          fi
+        done | sort | tail -n 1 | cut -d' ' -f2)
+[[ -n "$bench" ]] || { echo "report-html: no docs/results/bench-<date>[-<letter>].json" >&2; exit 1; }
 "$venv/bin/python" tools/report/render_report.py "$report" --bench "$bench"
 page="file://$(cd "$report" && pwd)/report.html"
 browser=$(command -v chromium || command -v chromium-browser)
