@@ -64,7 +64,7 @@ PY
 )
 echo "GPU tests that ran (not skipped): $ran" | tee -a "$log"
 # nanobind reports at exit every bound instance still alive (a reference never dropped): a failure.
-if grep -q "nanobind: leaked" "$log"; then
+if grep -qE '^nanobind: leaked [0-9]+ (instances|types|functions)' "$log"; then
   echo "device-python: nanobind reported leaked instances at exit (python-gpu.log)" | tee -a "$log"
   status=1
 fi

@@ -44,14 +44,14 @@ def pytest_generate_tests(metafunc):
     marker = metafunc.definition.get_closest_marker("moeval_matrix")
     name = marker.args[0] if marker else metafunc.config.getoption("--moeval-matrix")
     names = [p.name for p in moeval.matrix(name)]  # a marker's unknown name raises ValueError naming the known ones
-    # The parameters are (matrix, problem name), not Problems: pytest keeps its parameters until the
+    # The parameters are (matrix, index), not Problems: pytest keeps its parameters until the
     # process exits, and Problems kept so were still alive when the extension module was torn down
     # (nanobind then reports them as leaked instances). The fixture builds the problem when it runs.
-    metafunc.parametrize("moeval_case", [(name, n) for n in names], ids=names, indirect=True)
+    metafunc.parametrize("moeval_case", [(name, i) for i in range(len(names))], ids=names, indirect=True)
 
 
 @pytest.fixture
 def moeval_case(request) -> moeval.Case:
     """The built case of one problem of the matrix (see the module docstring)."""
-    matrix, problem_name = request.param
-    return moeval.build_case(next(p for p in moeval.matrix(matrix) if p.name == problem_name))
+    matrix, index = request.param
+    return moeval.build_case(moeval.matrix(matrix)[index])

@@ -38,3 +38,15 @@ def test_case(moeval_case):
 """)
     result = pytester.runpytest_subprocess("--collect-only", "-q")
     result.stdout.fnmatch_lines([f"{len(moeval.matrix('default'))} tests collected*"])
+
+
+def test_parameters_hold_no_problem(pytester):
+    """The plugin's parameters are plain (matrix, index) pairs: a Problem held as a parameter lives
+    until exit, past the extension module's teardown (a leak report with torch loaded, which this
+    CPU suite does not load, so the parameters themselves are checked)."""
+    items = pytester.getitems(TEST_FILE)
+    assert len(items) == len(moeval.matrix("smoke"))
+    for item in items:
+        matrix, index = item.callspec.params["moeval_case"]
+        assert (type(matrix), type(index)) == (str, int), item.callspec.params
+        assert item.callspec.id == moeval.matrix(matrix)[index].name

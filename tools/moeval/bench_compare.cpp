@@ -46,11 +46,17 @@ std::string compare_bench(const nlohmann::json& a, const nlohmann::json& b, cons
   }
   // The forced options of an A/B (reports from before "options" have none: nothing to name).
   if (a.contains("options") && b.contains("options") && a["options"].is_object() && b["options"].is_object()) {
-    for (const auto& [key, value_a] : a["options"].items()) {
-      const auto value_b = b["options"].find(key);
-      if (value_b != b["options"].end() && *value_b != value_a) {
+    const nlohmann::json &oa = a["options"], &ob = b["options"];
+    for (const auto& [key, value_a] : oa.items()) {
+      const auto value_b = ob.find(key);
+      if (value_b == ob.end()) {
+        out += "options: " + key + " A = " + value_a.dump() + ", not in B\n";
+      } else if (*value_b != value_a) {
         out += "options: " + key + " A = " + value_a.dump() + ", B = " + value_b->dump() + "\n";
       }
+    }
+    for (const auto& [key, value_b] : ob.items()) {
+      if (!oa.contains(key)) out += "options: " + key + " not in A, B = " + value_b.dump() + "\n";
     }
   }
   char line[256];

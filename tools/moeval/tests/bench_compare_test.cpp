@@ -74,7 +74,7 @@ TEST(BenchCompare, DifferentL2FlushesAreNamed) {
 }
 
 // An A/B's forced options ("options", written since the twenty-fifth session) are named where they
-// differ, and only those.
+// differ or only one report has them, and only those.
 TEST(BenchCompare, DifferentOptionsAreNamed) {
   auto a = load("bench-h200-2026-11-30.json");
   a["options"] = {{"marlin_split_last_round", true}, {"block_size", 0}};
@@ -84,6 +84,12 @@ TEST(BenchCompare, DifferentOptionsAreNamed) {
   EXPECT_NE(text.find("options: marlin_split_last_round A = true, B = false\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("options: block_size"), std::string::npos) << text;
   EXPECT_EQ(compare_bench(a, a, "A.json", "B.json").find("options:"), std::string::npos);
+  // An option one report lacks (written by an older or newer CLI) is named too.
+  b["options"].erase("block_size");
+  b["options"]["seed"] = 2;
+  const std::string one_sided = compare_bench(a, b, "A.json", "B.json");
+  EXPECT_NE(one_sided.find("options: block_size A = 0, not in B\n"), std::string::npos) << one_sided;
+  EXPECT_NE(one_sided.find("options: seed not in A, B = 2\n"), std::string::npos) << one_sided;
 }
 
 }  // namespace
