@@ -542,9 +542,8 @@ __device__ inline void pipelined_k_loop(int kt_begin, int kt_end, Load& load, Co
 // One arrival on a counter word of the workspace, (call stamp << 32) | arrivals: a word whose stamp
 // is not this call's counts as zero arrivals, so the workspace needs no clearing before a call
 // (call_stamp in marlin_params.h: which leftovers can never match). Returns the arrivals before this
-// one. The
-// caller that completes the count writes the word back to 0, so a replayed CUDA graph (the same
-// stamp again) starts from zero too. One thread per arrival.
+// one. The caller that completes the count writes the word back to 0, so a replayed CUDA graph (the
+// same stamp again) starts from zero too. One thread per arrival.
 __device__ inline unsigned stamped_arrival(unsigned long long* word, std::uint32_t call_stamp) {
   const unsigned long long stamp = static_cast<unsigned long long>(call_stamp) << 32;
   unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(word);

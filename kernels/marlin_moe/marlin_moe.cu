@@ -343,7 +343,7 @@ std::size_t marlin_moe_workspace_bytes(const MarlinMoeArgs& args) {
   const std::int64_t split_slots = marlin_moe_split_slots(args);
   return gather_bytes(args) + (eight_row_items(args) ? detail::kSliceWorkspaceBytes : 0) +
          (counts_items(args) ? detail::kItemCounterBytes : 0) +
-         (split_slots > 0 ? detail::kLastRoundArrivalBytes + static_cast<std::size_t>(split_slots) * detail::kLastRoundSlotBytes
+         (split_slots > 0 ? kMarlinLastRoundArrivalBytes + static_cast<std::size_t>(split_slots) * kMarlinLastRoundSlotBytes
                           : 0);
 }
 
@@ -592,11 +592,11 @@ void marlin_moe(const MarlinMoeArgs& args) {
   if (counts_items(args)) {
     p.item_counter = reinterpret_cast<unsigned long long*>(static_cast<char*>(args.workspace) + gather_bytes(args));
   }
-  if (wgmma && block_size == 32 && marlin_moe_split_slots(args) > 0) {  // the last round's K pieces
-    char* const counters = static_cast<char*>(args.workspace) + gather_bytes(args);
+  if (const std::int64_t split_slots = marlin_moe_split_slots(args); wgmma && block_size == 32 && split_slots > 0) {
+    char* const counters = static_cast<char*>(args.workspace) + gather_bytes(args);  // the last round's K pieces
     p.split_arrivals = reinterpret_cast<unsigned long long*>(counters);
-    p.split_partials = reinterpret_cast<float*>(counters + detail::kLastRoundArrivalBytes);
-    p.split_slots = marlin_moe_split_slots(args);
+    p.split_partials = reinterpret_cast<float*>(counters + kMarlinLastRoundArrivalBytes);
+    p.split_slots = split_slots;
     p.call_stamp = next_call_stamp();
   }
 

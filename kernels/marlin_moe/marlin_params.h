@@ -79,12 +79,9 @@ constexpr std::uint32_t call_stamp(std::uint32_t n) {
   return h < (1u << 24) || h == b * 0x01010101u ? 0u : h;
 }
 
-// Workspace bytes of the 32-row split's arrival words and of one slot (kLastRoundArrivalBytes / 8
-// words: at most kMarlinLastRoundSlots / 2 split items).
-constexpr std::size_t kLastRoundArrivalBytes = 4096;
-constexpr std::size_t kLastRoundSlotBytes = 32 * 256 * 4;
-static_assert(kLastRoundArrivalBytes == kMarlinLastRoundArrivalBytes && kLastRoundSlotBytes == kMarlinLastRoundSlotBytes);
-static_assert(kLastRoundArrivalBytes / 8 >= kMarlinLastRoundSlots / 2);
+// The 32-row split's arrival words (marlin_moe.h: kMarlinLastRoundArrivalBytes / 8 of them) cover
+// its items: at most kMarlinLastRoundSlots / 2 are split (2 pieces each at least).
+static_assert(kMarlinLastRoundArrivalBytes / 8 >= kMarlinLastRoundSlots / 2);
 
 // Workspace bytes of the item counter, for block_size 64 and 128 (the sizes the producer form runs).
 constexpr std::size_t kItemCounterBytes = 256;

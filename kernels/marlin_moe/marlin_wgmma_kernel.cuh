@@ -269,7 +269,7 @@ __device__ inline bool add_last_round_pieces(float (&acc)[Tile::kGroups][Tile::k
                                              int piece, int pieces, int tid) {
   constexpr int kPer = Tile::kRows / 8;                 // float4s per group
   constexpr int kSlot = Tile::kGroups * kPer * Tile::kThreads;  // float4s per slot
-  static_assert(kSlot * 16 <= kLastRoundSlotBytes);
+  static_assert(kSlot * 16 <= kMarlinLastRoundSlotBytes);
   float4* const slots = reinterpret_cast<float4*>(p.split_partials) + static_cast<std::int64_t>(split) * pieces * kSlot + tid;
   float4* const mine = slots + piece * kSlot;
 #pragma unroll

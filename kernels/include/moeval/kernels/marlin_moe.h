@@ -160,8 +160,9 @@ constexpr std::size_t kMarlinSliceWorkspaceBytes = std::size_t{4096} * (2048 + 8
 constexpr std::size_t kMarlinItemCounterBytes = 256;
 
 // Workspace of block_size 32 with split_last_round: arrival words (kMarlinLastRoundArrivalBytes;
-// stamped as the block_size 8 words above, so they need no clearing), then marlin_moe_split_slots(args) slots of kMarlinLastRoundSlotBytes, one K
-// piece's fp32 sums each (32 rows × 256 columns).
+// stamped as the block_size 8 words above, so they need no clearing), then
+// marlin_moe_split_slots(args) slots of kMarlinLastRoundSlotBytes, one K piece's fp32 sums each
+// (32 rows × 256 columns).
 constexpr std::size_t kMarlinLastRoundArrivalBytes = 4096;
 constexpr std::size_t kMarlinLastRoundSlotBytes = 32 * 256 * 4;
 constexpr std::int64_t kMarlinLastRoundSlots = 512;
