@@ -73,14 +73,15 @@ struct Config {
   // c one element past a 4-byte boundary, as a view one element into a buffer gives: only 2-byte
   // aligned, which every store path must take (a kernel writing 4 bytes at a time would fault).
   bool odd_output = false;
-  // block_size 32 on wgmma: cap the thread blocks so that the last round of items is split in K
-  // pieces (last_round_cap), and assert from the sums left in the workspace's slots that it was.
-  // With split_last_round = false, under the same cap: assert that the call wrote nothing to the
-  // arrival words and slots (the flag, not the shape, kept every item whole). natural_round: no
-  // cap, the shape itself leaves a last round to split (asserted the same way).
-  bool split_round = false;
-  bool split_last_round = true;
-  bool natural_round = false;
+  // block_size 32 on wgmma, the last round of items split in K pieces:
+  //   capped:      cap the thread blocks so that a last round is left to split (last_round_cap), and
+  //                assert from the sums left in the workspace's slots that it was split;
+  //   capped_off:  the same cap with MarlinMoeArgs::split_last_round = false: assert that the call
+  //                wrote nothing to the arrival words and slots (the flag, not the shape, kept every
+  //                item whole);
+  //   natural:     no cap, the shape itself leaves a last round to split (asserted as `capped`).
+  enum class SplitRound { none, capped, capped_off, natural };
+  SplitRound split_round = SplitRound::none;
   // Fill the workspace with small int32 values (0..4095, as a freed index array leaves it) instead of
   // random bytes: no arrival word may then count for the call (its stamp never is such a value).
   bool index_workspace = false;
@@ -108,9 +109,9 @@ struct Config {
     if (runs != 2) s += "_runs" + std::to_string(runs);
     if (shuffled) s += "_shuffled";
     if (odd_output) s += "_oddc";
-    // A split case, the same cap with the split off, or no cap.
-    if (split_round) s += natural_round ? "_naturalround" : split_last_round ? "_splitround" : "_capnosplit";
-    else if (!split_last_round) s += "_nosplit";
+    if (split_round == SplitRound::capped) s += "_splitround";
+    if (split_round == SplitRound::capped_off) s += "_capnosplit";
+    if (split_round == SplitRound::natural) s += "_naturalround";
     if (index_workspace) s += "_idxws";
     return s;
   }
@@ -348,14 +349,16 @@ void check_case(const Config& config, std::uint64_t seed) {
   if (config.warpgroups != 0) {
     ASSERT_EQ(marlin_moe_wgmma_warpgroups(d.args, 0), config.warpgroups) << "the forced warpgroups must run";
   }
-  d.args.split_last_round = config.split_last_round;
+  using SplitRound = Config::SplitRound;
+  const bool split_case = config.split_round != SplitRound::none;
+  d.args.split_last_round = config.split_round != SplitRound::capped_off;
   std::int64_t split_cap = 0;
-  if (config.split_round) {
+  if (split_case) {
     ASSERT_EQ(d.block, 32) << "the case must run 32-row items";
     ASSERT_TRUE(marlin_moe_uses_wgmma(d.args, 0)) << "the case must run 32-row wgmma items";
     const std::int64_t blocks = d.post_padded.download()[0] / d.block;
     const std::int64_t items = blocks * ((c.shape.n / 64 + 3) / 4);  // 4 tile columns an item
-    if (!config.natural_round) {
+    if (config.split_round != SplitRound::natural) {
       split_cap = last_round_cap(items);
       ASSERT_GT(split_cap, 0) << "no thread-block cap leaves a last round to split for " << blocks << " blocks";
       d.args.max_thread_blocks = int(split_cap);
@@ -378,23 +381,28 @@ void check_case(const Config& config, std::uint64_t seed) {
   } else {
     d.scramble_workspace(seed);
   }
-  const std::vector<unsigned char> scrambled = config.split_round ? d.workspace->download() : std::vector<unsigned char>{};
+  const std::vector<unsigned char> scrambled = split_case ? d.workspace->download() : std::vector<unsigned char>{};
   const std::vector<std::uint16_t> first = d.run();
-  if (config.split_round) {
-    // The arrival words follow the gathered activations (act-order), then the split slots: a split
-    // item's pieces wrote their sums there, over the bytes the test scrambled. (Not asserted with
-    // non-local experts: their items come last in the order, and a non-local item's pieces write
-    // no sums, piece 0 stores its zeros.) The workspace was sized with split_last_round = true, so
-    // an unsplit call has the slots too, and must leave them and the arrival words as they were.
+  if (split_case) {
+    // The workspace ends in the arrival words, then the split slots (after the gathered activations
+    // with act-order): a split item's pieces wrote their sums there, over the bytes the test
+    // scrambled. (Not asserted with non-local experts: their items come last in the order, and a
+    // non-local item's pieces write no sums, piece 0 stores its zeros.) The workspace was sized with
+    // split_last_round = true, so an unsplit call has the slots too, and must leave them and the
+    // arrival words as they were.
     const std::vector<unsigned char> ws = d.workspace->download();
-    const std::size_t gather = config.act_order ? (std::size_t(d.slots * c.shape.k * 2) + 255) / 256 * 256 : 0;
-    const std::size_t slots_at = gather + kMarlinLastRoundArrivalBytes;
+    MarlinMoeArgs sized = d.args;
+    sized.split_last_round = true;
+    const std::size_t slot_bytes = std::size_t(marlin_moe_split_slots(sized)) * kMarlinLastRoundSlotBytes;
     ASSERT_EQ(ws.size(), scrambled.size());
-    ASSERT_GT(ws.size(), slots_at) << "the workspace holds no split slots";
+    ASSERT_GT(slot_bytes, 0u) << "the workspace holds no split slots";
+    ASSERT_GE(ws.size(), slot_bytes + kMarlinLastRoundArrivalBytes);
+    const std::size_t slots_at = ws.size() - slot_bytes;
+    const std::size_t gather = slots_at - kMarlinLastRoundArrivalBytes;
     const auto untouched_from = [&](std::size_t at) {
       return std::equal(ws.begin() + std::ptrdiff_t(at), ws.end(), scrambled.begin() + std::ptrdiff_t(at));
     };
-    if (!config.split_last_round) {
+    if (config.split_round == SplitRound::capped_off) {
       EXPECT_TRUE(untouched_from(gather)) << "split_last_round = false, yet the call (cap " << split_cap
                                           << ") wrote to the arrival words or the split slots";
     } else if (!config.expert_map) {
@@ -760,7 +768,7 @@ std::vector<Config> last_round() {
   base.hidden = 1024;
   base.inter = 1024;
   base.runs = 3;
-  base.split_round = true;
+  base.split_round = Config::SplitRound::capped;
   std::vector<Config> out;
   for (Config c : every_format(base, {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128, WeightType::uint8},
                                {-1, 32, 128})) {
@@ -787,7 +795,7 @@ std::vector<Config> last_round() {
   c.index_workspace = true;  // small int32 values in every arrival word (a freed index array)
   out.push_back(c);
   c = base;
-  c.split_last_round = false;  // the same cap, the split off: nothing written to the slots
+  c.split_round = Config::SplitRound::capped_off;  // the same cap, the split off: nothing written to the slots
   out.push_back(c);
   c.gemm = ProblemKind::gemm2;
   out.push_back(c);
@@ -804,8 +812,7 @@ std::vector<Config> last_round() {
   c.topk = 8;
   c.hidden = 256;
   c.inter = 512;
-  c.split_round = true;
-  c.natural_round = true;
+  c.split_round = Config::SplitRound::natural;
   out.push_back(c);
   return out;
 }

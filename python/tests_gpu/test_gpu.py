@@ -16,7 +16,7 @@ import moeval.cuda as mc  # noqa: E402
 if mc.devices() == 0:
     pytest.skip("no CUDA device", allow_module_level=True)
 
-# Problems are built inside the tests, and the parametrized test takes names: pytest keeps its
+# Problems are built inside the tests, and the parametrized test takes indices: pytest keeps its
 # parameters until the process exits, and Problems kept so were still alive when the extension
 # module was torn down. nanobind then reported them as leaked (45 instances after this test alone,
 # on the H200 with torch loaded), although the bindings keep no reference (a Problem's refcount is
@@ -36,9 +36,9 @@ def through_python():
     return smoke() + moeval.matrix("default")[::7]
 
 
-@pytest.mark.parametrize("name", [p.name for p in through_python()])
-def test_wna16_through_python_matches_the_cpp_path(name):
-    problem = next(p for p in through_python() if p.name == name)
+@pytest.mark.parametrize("index", range(len(through_python())), ids=[p.name for p in through_python()])
+def test_wna16_through_python_matches_the_cpp_path(index):
+    problem = through_python()[index]
     cpp = mc.run_builtin("wna16_moe", problem, 0)
     py = moeval._moeval.run_python(mc.wna16_kernel, problem, 0, "wna16", moeval.Contract(), 0, "wna16_moe[python]", None)
     if isinstance(cpp, str):
