@@ -78,9 +78,7 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   cell_options.marlin_split_last_round = o.marlin_split_last_round != 0;
   cell_options.block_size = o.block_size;
   cell_options.l2_flush = run.l2_flush;
-  cell_options.marlin_mma_path = o.marlin_mma_path == "mma_sync" ? kernels::MarlinMmaPath::mma_sync
-                                 : o.marlin_mma_path == "wgmma"  ? kernels::MarlinMmaPath::wgmma
-                                                                 : kernels::MarlinMmaPath::automatic;
+  cell_options.marlin_mma_path = bench::marlin_mma_path_from_string(o.marlin_mma_path);
   run.options = cell_options;
   for (const bench::BenchShape& shape : shapes) {
     bench::ShapeBench shape_bench(shape, cell_options);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <stdexcept>
 
 #include "moeval/bench/bench_cell.h"
 #include "moeval/bench/device_fill.h"
@@ -17,6 +18,23 @@
 #include "moeval/reference/cublas_path.h"
 
 namespace moeval::bench {
+
+std::string to_string(kernels::MarlinMmaPath path) {
+  switch (path) {
+    case kernels::MarlinMmaPath::mma_sync: return "mma_sync";
+    case kernels::MarlinMmaPath::wgmma: return "wgmma";
+    case kernels::MarlinMmaPath::automatic: break;
+  }
+  return "automatic";
+}
+
+kernels::MarlinMmaPath marlin_mma_path_from_string(const std::string& name) {
+  for (kernels::MarlinMmaPath path :
+       {kernels::MarlinMmaPath::automatic, kernels::MarlinMmaPath::mma_sync, kernels::MarlinMmaPath::wgmma}) {
+    if (name == to_string(path)) return path;
+  }
+  throw std::invalid_argument("Marlin MMA path '" + name + "': allowed automatic, mma_sync or wgmma");
+}
 namespace {
 
 constexpr int kGroup = 128;

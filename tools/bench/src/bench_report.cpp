@@ -97,9 +97,7 @@ nlohmann::json to_json(const BenchRun& run) {
                   {"with_cublas", o.with_cublas},
                   {"seed", o.seed},
                   {"block_size", o.block_size},
-                  {"marlin_mma_path", o.marlin_mma_path == kernels::MarlinMmaPath::mma_sync ? "mma_sync"
-                                      : o.marlin_mma_path == kernels::MarlinMmaPath::wgmma  ? "wgmma"
-                                                                                             : "automatic"},
+                  {"marlin_mma_path", to_string(o.marlin_mma_path)},
                   {"marlin_wgmma_warpgroups", o.marlin_wgmma_warpgroups},
                   {"marlin_warp_columns", o.marlin_warp_columns},
                   {"marlin_warps_k", o.marlin_warps_k},

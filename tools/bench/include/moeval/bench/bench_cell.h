@@ -14,6 +14,11 @@
 
 namespace moeval::bench {
 
+// The Marlin tensor-core path by the names `--marlin-mma-path` takes and the JSON's options record:
+// "automatic", "mma_sync", "wgmma" (else std::invalid_argument).
+std::string to_string(kernels::MarlinMmaPath path);
+kernels::MarlinMmaPath marlin_mma_path_from_string(const std::string& name);
+
 struct CellOptions {
   int repeats = 20;      // timed runs per measurement (median); the cuBLAS path uses min(repeats, 5)
   int warmup = 3;
