@@ -105,10 +105,16 @@ def judge(case: Case, output: Any, contract: ContractLike = None, reference: Opt
 
 
 def as_torch(bits: np.ndarray, dtype: str, device: Any = None):
-    """A torch fp16/bf16 tensor with the same bits (zero copy on the CPU; copied to `device`)."""
+    """A torch fp16/bf16 tensor with the same bits (copied to `device`). On the CPU it shares the
+    array's memory where the array is writable; a read-only array (a kernel result's output, say) is
+    copied, since a torch tensor is always writable and writing through one that shares read-only
+    memory is undefined."""
     import torch
 
-    tensor = torch.from_numpy(np.asarray(bits).view(np.int16)).view({"fp16": torch.float16, "bf16": torch.bfloat16}[dtype])
+    array = np.asarray(bits)
+    if not array.flags.writeable:
+        array = array.copy()
+    tensor = torch.from_numpy(array.view(np.int16)).view({"fp16": torch.float16, "bf16": torch.bfloat16}[dtype])
     return tensor if device is None else tensor.to(device)
 
 

@@ -3,6 +3,7 @@ the smoke matrix; deliberate corruptions fail with a useful message; the roundin
 passes under the contract that declares it."""
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -108,6 +109,21 @@ def test_outputs_of_the_wrong_shape_or_type_are_refused():
         moeval.judge(case, np.zeros(case.output_shape, np.int32))
     with pytest.raises(TypeError, match="float16 but the case's dtype is bf16"):
         moeval.judge(case, np.zeros(case.output_shape, np.float16))
+
+
+def test_as_torch_shares_a_writable_array_and_copies_a_read_only_one():
+    torch = pytest.importorskip("torch")
+    bits = np.arange(6, dtype=np.uint16).reshape(2, 3) + np.uint16(0x3C00)
+    shared = moeval.as_torch(bits, "fp16")
+    assert shared.dtype == torch.float16 and np.shares_memory(shared.numpy(), bits)
+    frozen = bits.copy()
+    frozen.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch warns when it wraps a read-only array
+        copied = moeval.as_torch(frozen, "fp16")
+    copied[0, 0] = 0.0
+    assert frozen[0, 0] == 0x3C00 and not np.shares_memory(copied.numpy(), frozen)
+    assert np.array_equal(copied.view(torch.int16).numpy().view(np.uint16)[1], frozen[1])
 
 
 def test_torch_outputs_are_read_as_bits():
