@@ -63,11 +63,7 @@ print(sum(1 for c in cases if "tests_gpu" in c.get("classname", "") and c.find("
 PY
 )
 echo "GPU tests that ran (not skipped): $ran" | tee -a "$log"
-# nanobind reports at exit every bound instance still alive (a reference never dropped): a failure.
-if grep -qE '^nanobind: leaked [0-9]+ (instances|types|functions)' "$log"; then
-  echo "device-python: nanobind reported leaked instances at exit (python-gpu.log)" | tee -a "$log"
-  status=1
-fi
+if ! bash ci/nanobind-leaks.sh "$log" 2>&1 | tee -a "$log"; then status=1; fi  # pipefail: the check's status
 if [[ "$ran" == "0" ]]; then
   echo "device-python: every GPU test was skipped: nothing was proven" | tee -a "$log"
   exit 1
