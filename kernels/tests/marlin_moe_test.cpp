@@ -398,12 +398,12 @@ void check_case(const Config& config, std::uint64_t seed) {
     ASSERT_GT(slot_bytes, 0u) << "the workspace holds no split slots";
     ASSERT_GE(ws.size(), slot_bytes + kMarlinLastRoundArrivalBytes);
     const std::size_t slots_at = ws.size() - slot_bytes;
-    const std::size_t gather = slots_at - kMarlinLastRoundArrivalBytes;
+    const std::size_t arrivals_at = slots_at - kMarlinLastRoundArrivalBytes;
     const auto untouched_from = [&](std::size_t at) {
       return std::equal(ws.begin() + std::ptrdiff_t(at), ws.end(), scrambled.begin() + std::ptrdiff_t(at));
     };
     if (config.split_round == SplitRound::capped_off) {
-      EXPECT_TRUE(untouched_from(gather)) << "split_last_round = false, yet the call (cap " << split_cap
+      EXPECT_TRUE(untouched_from(arrivals_at)) << "split_last_round = false, yet the call (cap " << split_cap
                                           << ") wrote to the arrival words or the split slots";
     } else if (!config.expert_map) {
       EXPECT_FALSE(untouched_from(slots_at)) << "no item of the last round was split (cap " << split_cap
