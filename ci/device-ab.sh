@@ -2,15 +2,26 @@
 # On the device machine, from the repository root with .stage/ carried (ci/device-stage.sh): a
 # same-run A/B of `moeval bench --skip-cublas` variants, each run MOEVAL_AB_ROUNDS times (default 2)
 # in alternating order (A B B A A B ...), and a table of the Marlin GEMM times per cell and run.
-#   MOEVAL_AB_VARIANTS  "name=extra bench options;name=..."   (required; a binary other than the
-#                       staged one: name@path=options, path relative to the repository root)
+#   MOEVAL_AB_VARIANTS  "name=extra bench options;name=..."   (a binary other than the staged one:
+#                       name@path=options, path relative to the repository root). Default, where
+#                       ci/device-stage-baseline.sh staged a baseline CLI: "base@<it>=;new=", the
+#                       baseline revision's binary against the staged one; otherwise required.
 #   MOEVAL_AB_ARGS      options for every run (default: --tokens 256,2048,4096,8192)
 #   MOEVAL_AB_TIMEOUT   seconds one run may take (default 300)
-# Writes $OUT/ab-<name>-<run>.json and $OUT/ab.txt (the table: the fastest run of each variant,
-# its ratio to the first variant's, then every run).
+# Writes $OUT/ab.txt (the table: the fastest run of each variant, its ratio to the first variant's,
+# then every run) and $OUT/ab-runs.tar.xz (each run's JSON and log: one file, since a device call
+# brings back only a few files).
 set -uo pipefail
 source ci/device-unpack.sh
-IFS=';' read -r -a variants <<< "${MOEVAL_AB_VARIANTS:?set MOEVAL_AB_VARIANTS, e.g. 'wg2=--marlin-wgmma-warpgroups 2;wg3=--marlin-wgmma-warpgroups 3'}"
+baseline=.stage/baseline/moeval
+if [[ -f $baseline.xz ]]; then xz -d -c "$baseline.xz" > "$baseline" && chmod +x "$baseline" && rm -f "$baseline.xz"; fi
+if [[ -z "${MOEVAL_AB_VARIANTS:-}" && -x $baseline ]]; then
+  MOEVAL_AB_VARIANTS="base@$baseline=;new="
+  echo "variants: base = $(cat .stage/baseline/revision 2>/dev/null || echo '?') (the baseline CLI), new = the staged CLI"
+fi
+IFS=';' read -r -a variants <<< "${MOEVAL_AB_VARIANTS:?set MOEVAL_AB_VARIANTS, e.g. 'wg2=--marlin-wgmma-warpgroups 2;wg3=--marlin-wgmma-warpgroups 3', or stage a baseline (ci/device-stage-baseline.sh)}"
+runs_dir=$out/ab-runs
+mkdir -p "$runs_dir"
 rounds=${MOEVAL_AB_ROUNDS:-2}
 args=${MOEVAL_AB_ARGS:---tokens 256,2048,4096,8192}
 order=()
@@ -26,9 +37,9 @@ for v in "${order[@]}"; do
   if [[ "$name" == *@* ]]; then bin=${name#*@}; name=${name%%@*}; fi
   echo "run $run: $name ($bin bench --skip-cublas $args $opts)"
   # shellcheck disable=SC2086
-  timeout "${MOEVAL_AB_TIMEOUT:-300}" "$bin" bench --skip-cublas $args $opts --json "$out/ab-$name-$run.json" > "$out/ab-$name-$run.txt" 2>&1 || { status=1; tail -5 "$out/ab-$name-$run.txt"; }
+  timeout "${MOEVAL_AB_TIMEOUT:-300}" "$bin" bench --skip-cublas $args $opts --json "$runs_dir/ab-$name-$run.json" > "$runs_dir/ab-$name-$run.txt" 2>&1 || { status=1; tail -5 "$runs_dir/ab-$name-$run.txt"; }
 done
-python3 - "$out" "${variants[@]}" <<'PY' | tee "$out/ab.txt"
+python3 - "$runs_dir" "${variants[@]}" <<'PY' | tee "$out/ab.txt"
 import glob, json, os, re, sys
 out, variants = sys.argv[1], [v.split('=', 1)[0].split('@')[0] for v in sys.argv[2:]]
 runs = []  # (run number, variant, {cell: (seconds, kernel, roofline seconds)})
@@ -40,7 +51,7 @@ for path in glob.glob(os.path.join(out, 'ab-*-*.json')):
     runs.append((int(m.group(2)), m.group(1), cells))
 runs.sort()
 names = sorted({cell for _, _, cells in runs for cell in cells}, key=lambda s: (s.split()[0], int(s.split('=')[1])))
-print('cell'.ljust(30) + ''.join(v.rjust(26) for v in variants) + '  roofline')
+print('cell'.ljust(30) + ''.join(v.rjust(27) for v in variants) + '  roofline')
 for cell in names:
     best = {}
     for _, v, cells in runs:
@@ -50,9 +61,9 @@ for cell in names:
     for v in variants:
         if v in best:
             s, kernel, _ = best[v]
-            line += f"{s * 1e6:9.1f} {kernel:>14} {s / base if base else 0:.2f}"
+            line += f"{s * 1e6:9.1f} {kernel:>14} {s / base if base else 0:.3f}"
         else:
-            line += ' ' * 26
+            line += ' ' * 27
     roof = next(iter(best.values()))[2]
     print(line + f"  {roof * 1e6:8.1f}")
 print('\n# every run (µs)')
@@ -60,4 +71,5 @@ print('cell'.ljust(30) + ''.join(f"{n}-{v}".rjust(12) for n, v, _ in runs))
 for cell in names:
     print(cell.ljust(30) + ''.join((f"{cells[cell][0] * 1e6:12.1f}" if cell in cells else ' ' * 12) for _, _, cells in runs))
 PY
+tar -C "$out" -cJf "$out/ab-runs.tar.xz" ab-runs && rm -rf "$runs_dir"
 exit $status
