@@ -8,6 +8,8 @@
 #                       baseline revision's binary against the staged one; otherwise required.
 #   MOEVAL_AB_ARGS      options for every run (default: --tokens 256,2048,4096,8192)
 #   MOEVAL_AB_TIMEOUT   seconds one run may take (default 300)
+#   MOEVAL_AB_TESTS     a ctest regex: first run those gpu- and sanitize-labelled tests of the staged
+#                       build (the changed kernel's cases), and time nothing if one fails
 # Writes $OUT/ab.txt (the table: the fastest run of each variant, its ratio to the first variant's,
 # then every run) and $OUT/ab-runs.tar.xz (each run's JSON and log: one file, since a device call
 # brings back only a few files).
@@ -22,6 +24,20 @@ fi
 IFS=';' read -r -a variants <<< "${MOEVAL_AB_VARIANTS:?set MOEVAL_AB_VARIANTS, e.g. 'wg2=--marlin-wgmma-warpgroups 2;wg3=--marlin-wgmma-warpgroups 3', or stage a baseline (ci/device-stage-baseline.sh)}"
 runs_dir=$out/ab-runs
 mkdir -p "$runs_dir"
+if [[ -n "${MOEVAL_AB_TESTS:-}" ]]; then
+  command -v compute-sanitizer > /dev/null || export PATH="$PATH:/usr/local/cuda/bin"
+  ctest --test-dir build -L 'gpu|sanitize' -R "$MOEVAL_AB_TESTS" -j 8 --timeout 300 --output-on-failure > "$out/ab-tests.log" 2>&1
+  tests_status=$?
+  grep -E 'tests passed|tests failed|\*\*\*Failed|Total Test time' "$out/ab-tests.log" | tail -12
+  if (( tests_status != 0 )); then
+    echo "device-ab: tests matching '$MOEVAL_AB_TESTS' failed (ctest exit $tests_status; $out/ab-tests.log): nothing timed"
+    exit 1
+  fi
+  if grep -q 'No tests were found' "$out/ab-tests.log"; then
+    echo "device-ab: no gpu or sanitize test matches '$MOEVAL_AB_TESTS': nothing timed"
+    exit 1
+  fi
+fi
 rounds=${MOEVAL_AB_ROUNDS:-2}
 args=${MOEVAL_AB_ARGS:---tokens 256,2048,4096,8192}
 order=()
