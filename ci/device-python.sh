@@ -41,7 +41,8 @@ python -c "import numpy" 2>/dev/null || pip install -q --no-index --find-links .
 python -c "import torch, nanobind, scikit_build_core, pytest, numpy; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'devices', torch.cuda.device_count())" | tee "$log"
 
 start=$(date +%s)
-export MOEVAL_PY_CUDA=ON CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)"
+CMAKE_BUILD_PARALLEL_LEVEL=$(nproc)
+export MOEVAL_PY_CUDA=ON CMAKE_BUILD_PARALLEL_LEVEL
 if ! pip install --no-build-isolation --no-deps -v . \
       -Ccmake.define.MOEVAL_EIGEN_INCLUDE_DIR="$eigen" -Ccmake.define.CMAKE_CUDA_ARCHITECTURES=90 \
       >"$out/python-build.log" 2>&1; then

@@ -25,7 +25,7 @@ find .stage/build -type f -perm -u+x -exec sh -c 'ldd "$1" 2>/dev/null' _ {} \; 
 # test binary embeds the same kernels' device code (~15 MB); compressed per file (gzip) the stage
 # was 88 MB, solid xz -9 finds the repeats across binaries (9.4 MB on 2026-11-30).
 tar -C .stage -cf - build | xz -9 -T1 > .stage/build.txz && rm -rf .stage/build
-echo "staged: $(du -sh .stage | cut -f1) in .stage ($(ls .stage/lib | wc -l) extra shared libraries)"
+echo "staged: $(du -sh .stage | cut -f1) in .stage ($(find .stage/lib -type f | wc -l) extra shared libraries)"
 # What a device call carries: the working tree (tracked files and untracked ones git does not
 # ignore) plus the carried paths, 64 MiB in all. Say how much is left beside .stage and .deps.
 tree=$( { git ls-files -z; git ls-files -z --others --exclude-standard; } | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)

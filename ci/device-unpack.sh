@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the device scripts (device-gpu-tier.sh, device-sweep.sh) on the device machine, from the
 # repository root with .stage/ carried: unpacks the staged build (ci/device-stage.sh) into .stage/build,
 # links it as build/, and recreates the absolute build path the ctest files were written with.

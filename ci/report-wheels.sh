@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip download -q --only-binary=:all: -d .stage/wheels -r tools/report/requirements.txt
-echo "report wheels: $(ls .stage/wheels | wc -l) files, $(du -sh .stage/wheels | cut -f1) in .stage/wheels"
+echo "report wheels: $(find .stage/wheels -type f | wc -l) files, $(du -sh .stage/wheels | cut -f1) in .stage/wheels"

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# shellcheck over every shell script of the repository (warnings and errors fail). Most of ci/ runs
+# only on the device machine, which CI never reaches, so this is the one check CI gives them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mapfile -t scripts < <(git ls-files '*.sh' .ci/run)
+if ! command -v shellcheck > /dev/null; then
+  echo "lint-shell: shellcheck is not installed (Debian package shellcheck; ci/install-deps.sh installs it)" >&2
+  exit 1
+fi
+shellcheck -x -S warning "${scripts[@]}"
+echo "lint-shell: ${#scripts[@]} scripts, no warning"
