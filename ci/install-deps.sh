@@ -5,7 +5,7 @@ set -euo pipefail
 
 # clang + libclang-common-14-dev (libFuzzer and the sanitizer runtimes): the fuzz targets (ci/fuzz.sh).
 # chromium + python3-venv: the HTML report page, rendered in a venv and screenshotted (ci/report-html.sh).
-# shellcheck: the lint of the shell scripts (ci/lint-shell.sh).
+# The lint of the shell scripts (ci/lint-shell.sh) runs shellcheck.
 packages=(cmake ninja-build g++ libeigen3-dev libgtest-dev libgmock-dev librapidcheck-dev libhdf5-dev
           libcli11-dev nlohmann-json3-dev python3-pip clang libclang-common-14-dev chromium python3-venv
           shellcheck)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# shellcheck over every shell script of the repository (warnings and errors fail). Most of ci/ runs
+# Runs shellcheck over every shell script of the repository (warnings and errors fail). Most of ci/ runs
 # only on the device machine, which CI never reaches, so this is the one check CI gives them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
