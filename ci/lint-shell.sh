@@ -4,7 +4,7 @@
 # the checks CI gives those scripts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t scripts < <(git ls-files '*.sh' .ci/run)
+mapfile -t scripts < <(git ls-files --cached --others --exclude-standard '*.sh' .ci/run)  # untracked ones too, here
 if ! command -v shellcheck > /dev/null; then
   echo "lint-shell: shellcheck is not installed (Debian package shellcheck; ci/install-deps.sh installs it)" >&2
   exit 1
