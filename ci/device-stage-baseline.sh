@@ -10,6 +10,7 @@
 # gain that main's own binary did not confirm (docs/bench.md, Experiments).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source ci/stage-helpers.sh
 rev=${1:-HEAD}
 if ! commit=$(git rev-parse --verify --quiet "$rev^{commit}"); then
   echo "device-stage-baseline: '$rev' is not a revision of this repository (give a commit, branch or tag)" >&2
@@ -39,15 +40,6 @@ strip --strip-debug -o "$tmp" "$src/build/tools/moeval/moeval"
 xz -9 -T1 -c "$tmp" > .stage/baseline/moeval.xz.part && mv .stage/baseline/moeval.xz.part .stage/baseline/moeval.xz
 rm -f "$tmp"
 echo "$commit" > .stage/baseline/revision
-# Shared libraries it needs that the stage does not carry yet (not glibc, libstdc++ or CUDA's).
-ldd "$src/build/tools/moeval/moeval" | awk '/=> \// {print $3}' |
-  grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*|libcublas[^/]*|libcudart[^/]*)\.so' |
-  while read -r lib; do [[ -e .stage/lib/$(basename "$lib") ]] || cp -L "$lib" .stage/lib/; done
-tree=$( { git ls-files -z; git ls-files -z --others --exclude-standard; } | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
-stage=$(du -sb .stage | cut -f1)
-limit=$((64 * 1024 * 1024))
-echo "staged the baseline: $(du -h .stage/baseline/moeval.xz | cut -f1); carried: tree + .stage = $(( (tree + stage + 524288) / 1048576 )) MiB of 64 MiB"
-if (( tree + stage > limit )); then
-  echo "device-stage-baseline: the tree and .stage exceed the 64 MiB a device call carries" >&2
-  exit 1
-fi
+stage_shared_libs "$src/build/tools/moeval/moeval"
+echo "staged the baseline: $(du -h .stage/baseline/moeval.xz | cut -f1)"
+check_carried_size device-stage-baseline

@@ -4,6 +4,7 @@
 # (xz-compressed: only 64 MiB travel). Then one device call runs everything:  device run  command="bash ci/device-gpu-tier.sh"  carry=[".stage"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source ci/stage-helpers.sh
 bash ci/build.sh
 rm -rf .stage && mkdir -p .stage/lib
 # ctest needs CTestTestfile.cmake and the gtest discovery files; object files and archives stay here.
@@ -17,24 +18,11 @@ for name in $cpu_only moeval_reference_timing; do
   find .stage/build -type f -name "$name" -delete
 done
 # Shared libraries outside glibc/libstdc++/CUDA (which the device machine has) travel along.
-find .stage/build -type f -perm -u+x -exec sh -c 'ldd "$1" 2>/dev/null' _ {} \; |
-  awk '/=> \// {print $3}' | sort -u |
-  grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*|libcublas[^/]*|libcudart[^/]*)\.so' |
-  xargs -r -I{} cp -L {} .stage/lib/
+mapfile -t executables < <(find .stage/build -type f -perm -u+x)
+stage_shared_libs "${executables[@]}"
 # Only 64 MiB travel to the device: the tree goes as one xz archive with a 64 MiB dictionary. Every
 # test binary embeds the same kernels' device code (~15 MB); compressed per file (gzip) the stage
 # was 88 MB, solid xz -9 finds the repeats across binaries (9.4 MB on 2026-11-30).
 tar -C .stage -cf - build | xz -9 -T1 > .stage/build.txz && rm -rf .stage/build
 echo "staged: $(du -sh .stage | cut -f1) in .stage ($(find .stage/lib -type f | wc -l) extra shared libraries)"
-# What a device call carries: the working tree (tracked files and untracked ones git does not
-# ignore) plus the carried paths, 64 MiB in all. Say how much is left beside .stage and .deps.
-tree=$( { git ls-files -z; git ls-files -z --others --exclude-standard; } | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
-stage=$(du -sb .stage | cut -f1)
-deps=$( [[ -d .deps ]] && du -sb .deps | cut -f1 || echo 0)
-limit=$((64 * 1024 * 1024))
-mib() { echo "$(( ($1 + 524288) / 1048576 )) MiB"; }
-echo "carried: tree $(mib "$tree") + .stage $(mib "$stage") = $(mib $((tree + stage))) of 64 MiB; with .deps $(mib $((tree + stage + deps)))"
-if (( tree + stage > limit )); then
-  echo "device-stage: the tree and .stage exceed the 64 MiB a device call carries: shrink docs/results or the stage" >&2
-  exit 1
-fi
+check_carried_size device-stage
