@@ -23,10 +23,11 @@ function(moeval_add_sm90a_objects name into)
   if(arg_LIBS)
     target_link_libraries(${name} PRIVATE ${arg_LIBS})
   endif()
-  # The launcher fails a compile in which ptxas serialized wgmma instructions (an info line, not a
-  # warning: the object would build and run every MMA of the kernel one after the other).
+  # The launcher (cmake/ptxas-launcher.sh) records ptxas's resource report of every kernel for the
+  # resource-budget test, and fails a compile in which ptxas serialized wgmma instructions (an info
+  # line, not a warning: the object would build and run every MMA of the kernel one after the other).
   set_target_properties(${name} PROPERTIES CUDA_ARCHITECTURES OFF POSITION_INDEPENDENT_CODE ON
-    CUDA_COMPILER_LAUNCHER "bash;${CMAKE_CURRENT_FUNCTION_LIST_DIR}/check-wgmma-serialization.sh")
+    CUDA_COMPILER_LAUNCHER "bash;${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ptxas-launcher.sh")
   target_compile_options(${name} PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a>)
   target_sources(${into} PRIVATE $<TARGET_OBJECTS:${name}>)

@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""The production kernels' registers, spills, stack and static shared memory against a committed budget.
+
+ptxas reports each kernel's resources when it compiles it; cmake/ptxas-launcher.sh, the compiler
+launcher of the kernel library's CUDA objects, saves that report beside each object
+(<object>.ptxas). This script gathers the reports of a build and holds them to the budget file
+(kernels/resource-budget.tsv), so that a change which makes a kernel spill, or take registers that
+cost it occupancy, fails the cpu tier on a machine without a GPU, where the speed itself cannot be
+measured. Exit status: 0 within budget, 1 over it (or the budget and the build disagree on which
+kernels exist), 2 bad usage or unreadable input, 77 nothing to check here (ctest's SKIP_RETURN_CODE:
+no report in the build, or another nvcc release than the budget's, whose code generation differs).
+
+    check_budget.py --reports BUILD/kernels --sources kernels --budget kernels/resource-budget.tsv --nvcc-version 13.0.88
+    check_budget.py ... --update      # rewrite the budget from the build (after a deliberate change)
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+SKIP = 77
+COLUMNS = ("registers", "spill_stores", "spill_loads", "stack", "smem", "barriers")
+
+
+@dataclass(frozen=True)
+class Resources:
+    registers: int = 0
+    spill_stores: int = 0
+    spill_loads: int = 0
+    stack: int = 0
+    smem: int = 0
+    barriers: int = 0
+
+    def worst(self, other: "Resources") -> "Resources":
+        return Resources(*(max(getattr(self, f.name), getattr(other, f.name)) for f in fields(Resources)))
+
+
+class InputError(Exception):
+    """A report or the budget cannot be read as this script expects."""
+
+
+_ENTRY = re.compile(r"^ptxas info\s*: Compiling entry function '([^']+)' for '(sm_\w+)'")
+_PROPERTIES = re.compile(r"^ptxas info\s*: Function properties for (\S+)")
+_FRAME = re.compile(r"^\s+(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"^ptxas info\s*: Used (\d+) registers(.*)$")
+
+
+def parse_report(text: str, source: str) -> dict[tuple[str, str], Resources]:
+    """(arch, mangled kernel) -> resources, from one object's ptxas -v lines.
+
+    An entry function's block: "Compiling entry function 'K' for 'sm_90'", "Function properties
+    for K", the stack frame line, "Used N registers, used B barriers[, S bytes smem][, ...]".
+    Properties of non-entry functions (not inlined) come without a "Compiling" line: their stack
+    and spills count toward no kernel here (ptxas adds them into the caller's cumulative stack).
+    """
+    kernels: dict[tuple[str, str], Resources] = {}
+    current: tuple[str, str] | None = None
+    frame: tuple[int, int, int] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if m := _ENTRY.match(line):
+            current, frame = (m.group(2), m.group(1)), None
+        elif m := _PROPERTIES.match(line):
+            if current is not None and m.group(1) != current[1]:
+                current = None  # a non-entry function's properties
+        elif m := _FRAME.match(line):
+            if current is not None:
+                frame = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        elif m := _USED.match(line):
+            if current is None:
+                continue
+            if frame is None:
+                raise InputError(f"{source}:{number}: 'Used ... registers' for {current[1]} without its stack frame line")
+            rest = m.group(2)
+            barriers = re.search(r"used (\d+) barriers", rest)
+            smem = re.search(r"(\d+) bytes smem", rest)
+            got = Resources(registers=int(m.group(1)), stack=frame[0], spill_stores=frame[1], spill_loads=frame[2],
+                            smem=int(smem.group(1)) if smem else 0, barriers=int(barriers.group(1)) if barriers else 0)
+            kernels[current] = kernels[current].worst(got) if current in kernels else got
+            current, frame = None, None
+    return kernels
+
+
+def scoped_enums(source_dir: Path) -> dict[str, list[str]]:
+    """enum class name -> its members in order, for the enums declared without explicit values in the
+    headers below source_dir (the demangler prints an enum template argument as (Name)2)."""
+    enums: dict[str, list[str]] = {}
+    for path in sorted(list(source_dir.rglob("*.cuh")) + list(source_dir.rglob("*.h"))):
+        for m in re.finditer(r"enum class (\w+)(?:\s*:\s*[\w:]+)?\s*\{([^}]*)\}", path.read_text()):
+            body = re.sub(r"//[^\n]*", "", m.group(2))
+            if "=" not in body:
+                enums[m.group(1)] = [member.strip() for member in body.split(",") if member.strip()]
+    return enums
+
+
+def demangle(names: list[str], enums: dict[str, list[str]] | None = None) -> dict[str, str]:
+    """Mangled -> readable kernel name (c++filt; the namespaces and the parameter list left out, enum
+    template arguments by name where `enums` knows them)."""
+    try:
+        out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise InputError(f"c++filt (binutils) could not demangle the kernel names: {e}") from e
+    readable = out.splitlines()
+    if len(readable) != len(names):
+        raise InputError("c++filt returned another number of lines than names given")
+    result = {}
+    for mangled, name in zip(names, readable):
+        name = name.removeprefix("void ")
+        name = re.sub(r"\bmoeval::kernels::(detail::)?", "", name)
+        name = re.sub(r"\((\w+)\)(\d+)",
+                      lambda m: f"{m.group(1)}::{enums[m.group(1)][int(m.group(2))]}"
+                      if enums and m.group(1) in enums and int(m.group(2)) < len(enums[m.group(1)]) else m.group(0),
+                      name)
+        if name.endswith(")"):  # the parameter list: the template arguments name the instance
+            depth = 0
+            for i in range(len(name) - 1, -1, -1):
+                depth += {")": 1, "(": -1}.get(name[i], 0)
+                if depth == 0:
+                    name = name[:i]
+                    break
+        result[mangled] = name
+    return result
+
+
+def gather(reports_dir: Path, enums: dict[str, list[str]] | None = None) -> dict[tuple[str, str], Resources]:
+    """(arch, readable kernel) -> resources over every <object>.ptxas below reports_dir."""
+    mangled: dict[tuple[str, str], Resources] = {}
+    for path in sorted(reports_dir.rglob("*.ptxas")):
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise InputError(f"{path}: {e.strerror}") from e
+        for key, res in parse_report(text, str(path)).items():
+            mangled[key] = mangled[key].worst(res) if key in mangled else res
+    names = demangle(sorted({k for _, k in mangled}), enums) if mangled else {}
+    readable: dict[tuple[str, str], Resources] = {}
+    for (arch, kernel), res in mangled.items():
+        key = (arch, names[kernel])
+        readable[key] = readable[key].worst(res) if key in readable else res
+    return readable
+
+
+def read_budget(path: Path) -> tuple[str, dict[tuple[str, str], Resources]]:
+    """(nvcc release the budget was taken with, (arch, kernel) -> budget)."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as e:
+        raise InputError(f"{path}: {e.strerror}") from e
+    toolchain = ""
+    budget: dict[tuple[str, str], Resources] = {}
+    for number, line in enumerate(lines, 1):
+        if m := re.match(r"^# nvcc (\S+)$", line):
+            toolchain = m.group(1)
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = line.split("\t")
+        if len(cells) != 2 + len(COLUMNS) or not all(c.isdigit() for c in cells[2:]):
+            raise InputError(f"{path}:{number}: expected arch, kernel and {len(COLUMNS)} whole numbers "
+                             f"({', '.join(COLUMNS)}) separated by tabs")
+        key = (cells[0], cells[1])
+        if key in budget:
+            raise InputError(f"{path}:{number}: {cells[0]} {cells[1]} is listed twice")
+        budget[key] = Resources(*(int(c) for c in cells[2:]))
+    if not toolchain:
+        raise InputError(f"{path}: no '# nvcc <release>' line (the toolchain the budget was taken with)")
+    return toolchain, budget
+
+
+def write_budget(path: Path, toolchain: str, kernels: dict[tuple[str, str], Resources]) -> None:
+    """The budget file, written whole (a temp file renamed over it) or not at all."""
+    header = [
+        "# Registers, spills, stack and static shared memory (bytes) of every production kernel as ptxas",
+        "# reports them (cmake/ptxas-launcher.sh), the budget the cpu tier's kernel_resource_budget test holds",
+        "# the build to: more of any column fails it, and so does a kernel missing here or gone from the",
+        "# build. After a deliberate change, regenerate from a clean build and review the diff:",
+        "#   python3 tools/kernel_budget/check_budget.py --reports build/kernels --sources kernels \\",
+        "#       --budget kernels/resource-budget.tsv --nvcc-version <release> --update",
+        f"# nvcc {toolchain}",
+        "# arch\tkernel\t" + "\t".join(COLUMNS),
+    ]
+    rows = ["\t".join([arch, kernel] + [str(getattr(res, c)) for c in COLUMNS])
+            for (arch, kernel), res in sorted(kernels.items())]
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(header + rows) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def compare(built: dict[tuple[str, str], Resources], budget: dict[tuple[str, str], Resources]) -> tuple[list[str], list[str]]:
+    """(failures, notes). Only the archs that have reports in this build are held to the budget."""
+    failures, notes = [], []
+    built_archs = {arch for arch, _ in built}
+    for key in sorted(built):
+        arch, kernel = key
+        if arch not in {a for a, _ in budget}:
+            notes.append(f"not budgeted: {arch} (no row for this arch) {kernel}")
+            continue
+        if key not in budget:
+            failures.append(f"{arch} {kernel}: built but not in the budget (a new kernel: review its resources, "
+                            f"then --update) — {format_resources(built[key])}")
+            continue
+        over = [f"{c} {getattr(built[key], c)} > {getattr(budget[key], c)}" for c in COLUMNS
+                if getattr(built[key], c) > getattr(budget[key], c)]
+        under = [f"{c} {getattr(built[key], c)} < {getattr(budget[key], c)}" for c in COLUMNS
+                 if getattr(built[key], c) < getattr(budget[key], c)]
+        if over:
+            failures.append(f"{arch} {kernel}: over budget: {', '.join(over)}")
+        if under:
+            notes.append(f"under budget (tighten it with --update): {arch} {kernel}: {', '.join(under)}")
+    for key in sorted(budget):
+        if key[0] in built_archs and key not in built:
+            failures.append(f"{key[0]} {key[1]}: in the budget but not built (a kernel removed or renamed: --update)")
+    return failures, notes
+
+
+def format_resources(res: Resources) -> str:
+    return ", ".join(f"{c} {getattr(res, c)}" for c in COLUMNS)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reports", type=Path, required=True, help="build folder holding the <object>.ptxas reports")
+    parser.add_argument("--budget", type=Path, required=True, help="the budget file (kernels/resource-budget.tsv)")
+    parser.add_argument("--nvcc-version", required=True, help="the release of the nvcc that built the reports")
+    parser.add_argument("--sources", type=Path, help="the kernels' source folder: its enum classes name enum "
+                        "template arguments (QuantMode::zero_point, not (QuantMode)1)")
+    parser.add_argument("--update", action="store_true", help="rewrite the budget from the reports")
+    args = parser.parse_args(argv)
+    try:
+        if not args.reports.is_dir():
+            raise InputError(f"--reports {args.reports}: not a folder")
+        built = gather(args.reports, scoped_enums(args.sources) if args.sources else None)
+        if not built:
+            print(f"kernel_resource_budget: SKIPPED: no ptxas report under {args.reports} "
+                  "(a build without SASS, or without cmake/ptxas-launcher.sh): nothing checked")
+            return SKIP
+        if args.update:
+            write_budget(args.budget, args.nvcc_version, built)
+            print(f"kernel_resource_budget: wrote {len(built)} kernels to {args.budget} (nvcc {args.nvcc_version})")
+            return 0
+        toolchain, budget = read_budget(args.budget)
+    except InputError as e:
+        print(f"kernel_resource_budget: error: {e}", file=sys.stderr)
+        return 2
+    if toolchain != args.nvcc_version:
+        print(f"kernel_resource_budget: SKIPPED: the budget was taken with nvcc {toolchain}, this build used "
+              f"{args.nvcc_version}; ptxas allocates differently across releases, so nothing is checked "
+              "(regenerate the budget with --update on this toolchain to check against it)")
+        return SKIP
+    failures, notes = compare(built, budget)
+    for line in notes:
+        print(f"note: {line}")
+    for line in failures:
+        print(f"FAIL: {line}")
+    archs = ", ".join(sorted({a for a, _ in built}))
+    spilling = sorted(k for k, r in built.items() if r.spill_stores or r.spill_loads)
+    print(f"kernel_resource_budget: {len(built)} kernels ({archs}); {len(failures)} over or out of budget; "
+          f"{len(spilling)} spill within their budget" if not failures else
+          f"kernel_resource_budget: {len(failures)} of {len(built)} kernels over or out of budget")
+    for arch, kernel in spilling:
+        r = built[(arch, kernel)]
+        print(f"  spills: {arch} {kernel}: {r.spill_stores} bytes stored, {r.spill_loads} loaded, {r.registers} registers")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,137 @@
+"""Tests of check_budget.py (the cpu tier runs them: ctest kernel_budget_script_tests)."""
+import io
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import check_budget as cb
+
+# Two kernels of one object as ptxas -v prints them, with a non-entry function's properties between.
+REPORT = """ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_ZN6moeval7kernels6detail3fooILi4EEEvi' for 'sm_90'
+ptxas info    : Function properties for _ZN6moeval7kernels6detail3fooILi4EEEvi
+    16 bytes stack frame, 24 bytes spill stores, 20 bytes spill loads
+ptxas info    : Used 168 registers, used 2 barriers, 16 bytes cumulative stack size
+ptxas info    : Compile time = 10.0 ms
+ptxas info    : Function properties for _Z6helperv
+    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+ptxas info    : Compiling entry function '_Z3barv' for 'sm_90'
+ptxas info    : Function properties for _Z3barv
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 30 registers, used 1 barriers, 128 bytes smem, 380 bytes cmem[0]
+"""
+
+
+class ParseReport(unittest.TestCase):
+    def test_entries_with_their_own_frame_lines(self):
+        got = cb.parse_report(REPORT, "x.o.ptxas")
+        self.assertEqual(got[("sm_90", "_ZN6moeval7kernels6detail3fooILi4EEEvi")],
+                         cb.Resources(registers=168, spill_stores=24, spill_loads=20, stack=16, smem=0, barriers=2))
+        self.assertEqual(got[("sm_90", "_Z3barv")], cb.Resources(registers=30, smem=128, barriers=1))
+        self.assertEqual(len(got), 2, "a non-entry function is no kernel")
+
+    def test_used_line_without_frame_is_an_error(self):
+        broken = "\n".join(line for line in REPORT.splitlines() if "spill stores, 0 bytes" not in line)
+        with self.assertRaisesRegex(cb.InputError, r"x.o.ptxas:\d+: 'Used ... registers' for _Z3barv"):
+            cb.parse_report(broken, "x.o.ptxas")
+
+    def test_demangle_leaves_out_namespaces_and_parameters_and_names_enums(self):
+        names = cb.demangle(["_ZN6moeval7kernels6detail3fooILNS1_4ModeE1EEEvi"], {"Mode": ["plain", "zero_point"]})
+        self.assertEqual(names["_ZN6moeval7kernels6detail3fooILNS1_4ModeE1EEEvi"], "foo<Mode::zero_point>")
+
+
+class Compare(unittest.TestCase):
+    A = ("sm_90", "k<1>")
+    B = ("sm_90", "k<2>")
+
+    def test_within_budget_passes_and_under_budget_is_a_note(self):
+        failures, notes = cb.compare({self.A: cb.Resources(registers=90)}, {self.A: cb.Resources(registers=96)})
+        self.assertEqual(failures, [])
+        self.assertIn("registers 90 < 96", notes[0])
+
+    def test_more_of_any_column_fails(self):
+        for column in cb.COLUMNS:
+            built = cb.Resources(**{column: 5})
+            failures, _ = cb.compare({self.A: built}, {self.A: cb.Resources(**{column: 4})})
+            self.assertEqual(len(failures), 1, column)
+            self.assertIn(f"{column} 5 > 4", failures[0])
+
+    def test_a_kernel_new_or_gone_fails(self):
+        failures, _ = cb.compare({self.A: cb.Resources()}, {self.B: cb.Resources()})
+        self.assertEqual(len(failures), 2)
+        self.assertIn("built but not in the budget", failures[0])
+        self.assertIn("in the budget but not built", failures[1])
+
+    def test_an_arch_without_reports_is_not_held_to_the_budget(self):
+        failures, notes = cb.compare({self.A: cb.Resources()}, {self.A: cb.Resources(), ("sm_90a", "w"): cb.Resources()})
+        self.assertEqual(failures, [])
+        failures, notes = cb.compare({("sm_80", "k<1>"): cb.Resources()}, {self.A: cb.Resources()})
+        self.assertEqual(failures, [])
+        self.assertIn("not budgeted: sm_80", notes[0])
+
+
+class Main(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        root = Path(self.dir.name)
+        self.reports = root / "build"
+        (self.reports / "sub").mkdir(parents=True)
+        (self.reports / "sub" / "x.cu.o.ptxas").write_text(REPORT)
+        self.budget = root / "budget.tsv"
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def run_main(self, *extra, version="13.0.88"):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            status = cb.main(["--reports", str(self.reports), "--budget", str(self.budget), "--nvcc-version", version,
+                              *extra])
+        return status, out.getvalue() + err.getvalue()
+
+    def test_update_then_check_passes_and_a_new_spill_fails(self):
+        self.assertEqual(self.run_main("--update")[0], 0)
+        self.assertEqual(list(self.budget.parent.glob("*.tmp")), [], "no temp file left")
+        self.assertIn("# nvcc 13.0.88", self.budget.read_text())
+        self.assertEqual(self.run_main()[0], 0)
+        (self.reports / "sub" / "x.cu.o.ptxas").write_text(REPORT.replace("24 bytes spill stores", "32 bytes spill stores"))
+        status, out = self.run_main()
+        self.assertEqual(status, 1)
+        self.assertIn("spill_stores 32 > 24", out)
+
+    def test_another_toolchain_or_no_report_skips(self):
+        self.assertEqual(self.run_main("--update")[0], 0)
+        status, out = self.run_main(version="12.9.41")
+        self.assertEqual(status, cb.SKIP)
+        self.assertIn("taken with nvcc 13.0.88, this build used 12.9.41", out)
+        (self.reports / "sub" / "x.cu.o.ptxas").unlink()
+        status, out = self.run_main()
+        self.assertEqual(status, cb.SKIP)
+        self.assertIn("no ptxas report", out)
+
+    def test_a_malformed_budget_is_one_clear_error(self):
+        self.budget.write_text("# nvcc 13.0.88\nsm_90\tk\t1\t2\n")
+        status, out = self.run_main()
+        self.assertEqual(status, 2)
+        self.assertIn("budget.tsv:2: expected arch, kernel and 6 whole numbers", out)
+        self.budget.write_text("sm_90\t_Z3barv\t30\t0\t0\t0\t128\t1\n")
+        status, out = self.run_main()
+        self.assertEqual(status, 2)
+        self.assertIn("no '# nvcc <release>' line", out)
+        self.budget.unlink()
+        status, out = self.run_main()
+        self.assertEqual(status, 2)
+        self.assertIn("No such file", out)
+
+
+class ScopedEnums(unittest.TestCase):
+    def test_members_in_order_and_enums_with_values_left_out(self):
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "a.cuh").write_text("enum class QuantMode { symmetric, zero_point,  // z\n k_shard };\n"
+                                        "enum class Flags : int { a = 1, b = 2 };\n")
+            self.assertEqual(cb.scoped_enums(Path(d)), {"QuantMode": ["symmetric", "zero_point", "k_shard"]})
+
+
+if __name__ == "__main__":
+    unittest.main()
