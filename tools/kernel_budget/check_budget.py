@@ -3,15 +3,18 @@
 
 ptxas reports each kernel's resources when it compiles it; cmake/ptxas-launcher.sh, the compiler
 launcher of the kernel library's CUDA objects, saves that report beside each object
-(<object>.ptxas). This script gathers the reports of a build and holds them to the budget file
+(<object>.ptxas). This script reads the reports of the objects a build lists (CMake passes
+$<TARGET_OBJECTS:...>, so a report of an object no longer built is never read) and holds them to the budget file
 (kernels/resource-budget.tsv), so that a change which makes a kernel spill, or take registers that
 cost it occupancy, fails the cpu tier on a machine without a GPU, where the speed itself cannot be
 measured. Exit status: 0 within budget, 1 over it (or the budget and the build disagree on which
 kernels exist), 2 bad usage or unreadable input, 77 nothing to check here (ctest's SKIP_RETURN_CODE:
 no report in the build, or another nvcc release than the budget's, whose code generation differs).
 
-    check_budget.py --reports BUILD/kernels --sources kernels --budget kernels/resource-budget.tsv --nvcc-version 13.0.88
+    check_budget.py --objects A.o,B.o --sources kernels --budget kernels/resource-budget.tsv --nvcc-version 13.0.88
     check_budget.py ... --update      # rewrite the budget from the build (after a deliberate change)
+ctest runs the check (kernel_resource_budget); `cmake --build build --target update_kernel_resource_budget`
+runs the update with the same arguments.
 """
 from __future__ import annotations
 
@@ -127,12 +130,16 @@ def demangle(names: list[str], enums: dict[str, list[str]] | None = None) -> dic
     return result
 
 
-def gather(reports_dir: Path, enums: dict[str, list[str]] | None = None) -> dict[tuple[str, str], Resources]:
-    """(arch, readable kernel) -> resources over every <object>.ptxas below reports_dir."""
+def gather(objects: list[Path], enums: dict[str, list[str]] | None = None) -> dict[tuple[str, str], Resources]:
+    """(arch, readable kernel) -> resources over the reports (<object>.ptxas) of `objects`."""
     mangled: dict[tuple[str, str], Resources] = {}
-    for path in sorted(reports_dir.rglob("*.ptxas")):
+    for obj in objects:
+        path = obj.with_name(obj.name + ".ptxas")
         try:
             text = path.read_text()
+        except FileNotFoundError as e:
+            raise InputError(f"{obj}: no ptxas report beside it ({path.name}); was it compiled without "
+                             "cmake/ptxas-launcher.sh, or not built yet?") from e
         except OSError as e:
             raise InputError(f"{path}: {e.strerror}") from e
         for key, res in parse_report(text, str(path)).items():
@@ -177,9 +184,8 @@ def write_budget(path: Path, toolchain: str, kernels: dict[tuple[str, str], Reso
         "# Registers, spills, stack and static shared memory (bytes) of every production kernel as ptxas",
         "# reports them (cmake/ptxas-launcher.sh), the budget the cpu tier's kernel_resource_budget test holds",
         "# the build to: more of any column fails it, and so does a kernel missing here or gone from the",
-        "# build. After a deliberate change, regenerate from a clean build and review the diff:",
-        "#   python3 tools/kernel_budget/check_budget.py --reports build/kernels --sources kernels \\",
-        "#       --budget kernels/resource-budget.tsv --nvcc-version <release> --update",
+        "# build. After a deliberate change, regenerate it and review its diff beside the change:",
+        "#   cmake --build build --target update_kernel_resource_budget",
         f"# nvcc {toolchain}",
         "# arch\tkernel\t" + "\t".join(COLUMNS),
     ]
@@ -228,7 +234,8 @@ def format_resources(res: Resources) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reports", type=Path, required=True, help="build folder holding the <object>.ptxas reports")
+    parser.add_argument("--objects", required=True,
+                        help="the kernel objects of the build, comma-separated; each one's report is <object>.ptxas")
     parser.add_argument("--budget", type=Path, required=True, help="the budget file (kernels/resource-budget.tsv)")
     parser.add_argument("--nvcc-version", required=True, help="the release of the nvcc that built the reports")
     parser.add_argument("--sources", type=Path, help="the kernels' source folder: its enum classes name enum "
@@ -236,12 +243,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--update", action="store_true", help="rewrite the budget from the reports")
     args = parser.parse_args(argv)
     try:
-        if not args.reports.is_dir():
-            raise InputError(f"--reports {args.reports}: not a folder")
-        built = gather(args.reports, scoped_enums(args.sources) if args.sources else None)
+        objects = [Path(o) for o in args.objects.split(",") if o]
+        if not objects:
+            raise InputError("--objects lists no object")
+        built = gather(objects, scoped_enums(args.sources) if args.sources else None)
         if not built:
-            print(f"kernel_resource_budget: SKIPPED: no ptxas report under {args.reports} "
-                  "(a build without SASS, or without cmake/ptxas-launcher.sh): nothing checked")
+            print(f"kernel_resource_budget: SKIPPED: the reports of the {len(objects)} objects name no kernel "
+                  "compiled to SASS (a PTX-only build): nothing checked")
             return SKIP
         if args.update:
             write_budget(args.budget, args.nvcc_version, built)

@@ -75,9 +75,12 @@ class Main(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
         root = Path(self.dir.name)
-        self.reports = root / "build"
-        (self.reports / "sub").mkdir(parents=True)
-        (self.reports / "sub" / "x.cu.o.ptxas").write_text(REPORT)
+        (root / "sub").mkdir()
+        self.object = root / "sub" / "x.cu.o"
+        self.report = root / "sub" / "x.cu.o.ptxas"
+        self.report.write_text(REPORT)
+        # A report beside an object the build no longer lists: never read.
+        (root / "sub" / "gone.cu.o.ptxas").write_text(REPORT.replace("_Z3barv", "_Z4gonev"))
         self.budget = root / "budget.tsv"
 
     def tearDown(self):
@@ -86,7 +89,7 @@ class Main(unittest.TestCase):
     def run_main(self, *extra, version="13.0.88"):
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            status = cb.main(["--reports", str(self.reports), "--budget", str(self.budget), "--nvcc-version", version,
+            status = cb.main(["--objects", str(self.object), "--budget", str(self.budget), "--nvcc-version", version,
                               *extra])
         return status, out.getvalue() + err.getvalue()
 
@@ -94,21 +97,28 @@ class Main(unittest.TestCase):
         self.assertEqual(self.run_main("--update")[0], 0)
         self.assertEqual(list(self.budget.parent.glob("*.tmp")), [], "no temp file left")
         self.assertIn("# nvcc 13.0.88", self.budget.read_text())
+        self.assertNotIn("\tgone", self.budget.read_text(), "only the listed objects' reports are read")
         self.assertEqual(self.run_main()[0], 0)
-        (self.reports / "sub" / "x.cu.o.ptxas").write_text(REPORT.replace("24 bytes spill stores", "32 bytes spill stores"))
+        self.report.write_text(REPORT.replace("24 bytes spill stores", "32 bytes spill stores"))
         status, out = self.run_main()
         self.assertEqual(status, 1)
         self.assertIn("spill_stores 32 > 24", out)
 
-    def test_another_toolchain_or_no_report_skips(self):
+    def test_another_toolchain_or_no_sass_skips(self):
         self.assertEqual(self.run_main("--update")[0], 0)
         status, out = self.run_main(version="12.9.41")
         self.assertEqual(status, cb.SKIP)
         self.assertIn("taken with nvcc 13.0.88, this build used 12.9.41", out)
-        (self.reports / "sub" / "x.cu.o.ptxas").unlink()
+        self.report.write_text("")  # the launcher's report of a PTX-only compile
         status, out = self.run_main()
         self.assertEqual(status, cb.SKIP)
-        self.assertIn("no ptxas report", out)
+        self.assertIn("name no kernel compiled to SASS", out)
+
+    def test_an_object_without_report_is_one_clear_error(self):
+        self.report.unlink()
+        status, out = self.run_main()
+        self.assertEqual(status, 2)
+        self.assertIn("x.cu.o: no ptxas report beside it (x.cu.o.ptxas)", out)
 
     def test_a_malformed_budget_is_one_clear_error(self):
         self.budget.write_text("# nvcc 13.0.88\nsm_90\tk\t1\t2\n")
