@@ -59,33 +59,34 @@ def parse_report(text: str, source: str) -> dict[tuple[str, str], Resources]:
 
     An entry function's block: "Compiling entry function 'K' for 'sm_90'", "Function properties
     for K", the stack frame line, "Used N registers, used B barriers[, S bytes smem][, ...]".
-    Properties of non-entry functions (not inlined) come without a "Compiling" line: their stack
-    and spills count toward no kernel here (ptxas adds them into the caller's cumulative stack).
+    A non-entry function (not inlined) has properties of its own, before or inside its caller's
+    block: those count toward no kernel here (ptxas adds its stack into the caller's cumulative
+    stack size).
     """
     kernels: dict[tuple[str, str], Resources] = {}
-    current: tuple[str, str] | None = None
+    pending: tuple[str, str] | None = None  # the entry whose "Used" line is still to come
+    properties_of: str | None = None        # the function the next stack frame line belongs to
     frame: tuple[int, int, int] | None = None
     for number, line in enumerate(text.splitlines(), 1):
         if m := _ENTRY.match(line):
-            current, frame = (m.group(2), m.group(1)), None
+            pending, properties_of, frame = (m.group(2), m.group(1)), None, None
         elif m := _PROPERTIES.match(line):
-            if current is not None and m.group(1) != current[1]:
-                current = None  # a non-entry function's properties
+            properties_of = m.group(1)
         elif m := _FRAME.match(line):
-            if current is not None:
+            if pending is not None and properties_of == pending[1]:
                 frame = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
         elif m := _USED.match(line):
-            if current is None:
+            if pending is None:
                 continue
             if frame is None:
-                raise InputError(f"{source}:{number}: 'Used ... registers' for {current[1]} without its stack frame line")
+                raise InputError(f"{source}:{number}: 'Used ... registers' for {pending[1]} without its stack frame line")
             rest = m.group(2)
             barriers = re.search(r"used (\d+) barriers", rest)
             smem = re.search(r"(\d+) bytes smem", rest)
             got = Resources(registers=int(m.group(1)), stack=frame[0], spill_stores=frame[1], spill_loads=frame[2],
                             smem=int(smem.group(1)) if smem else 0, barriers=int(barriers.group(1)) if barriers else 0)
-            kernels[current] = kernels[current].worst(got) if current in kernels else got
-            current, frame = None, None
+            kernels[pending] = kernels[pending].worst(got) if pending in kernels else got
+            pending, frame = None, None
     return kernels
 
 

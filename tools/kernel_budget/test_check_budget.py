@@ -31,6 +31,14 @@ class ParseReport(unittest.TestCase):
         self.assertEqual(got[("sm_90", "_Z3barv")], cb.Resources(registers=30, smem=128, barriers=1))
         self.assertEqual(len(got), 2, "a non-entry function is no kernel")
 
+    def test_a_helpers_properties_inside_an_entrys_block_count_toward_no_kernel(self):
+        # A non-inlined function's properties between the entry's own lines and its "Used" line.
+        lines = REPORT.splitlines()
+        helper = [i for i, line in enumerate(lines) if "_Z6helperv" in line][0]
+        moved = lines[:4] + lines[helper:helper + 2] + lines[4:helper] + lines[helper + 2:]
+        got = cb.parse_report("\n".join(moved), "x.o.ptxas")
+        self.assertEqual(got, cb.parse_report(REPORT, "x.o.ptxas"))
+
     def test_used_line_without_frame_is_an_error(self):
         broken = "\n".join(line for line in REPORT.splitlines() if "spill stores, 0 bytes" not in line)
         with self.assertRaisesRegex(cb.InputError, r"x.o.ptxas:\d+: 'Used ... registers' for _Z3barv"):
