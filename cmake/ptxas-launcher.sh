@@ -12,12 +12,20 @@
 #   for the one before (the Marlin producer form ran 1.2× slower on every 64-row item when a third
 #   item body tipped it over: docs/architecture.md, "At most two consumer item bodies").
 set -uo pipefail
+# The object: nvcc's -o FILE, -o=FILE, --output-file FILE or --output-file=FILE (CMake's rules use
+# -o FILE; other options that start with -o, such as -odir, name no object).
 object=""
 previous=""
 for arg in "$@"; do
-  [[ "$previous" == "-o" ]] && object=$arg
+  case "$previous" in -o | --output-file) object=$arg ;; esac
+  case "$arg" in
+    --output-file=*) object=${arg#--output-file=} ;;
+    -o=*) object=${arg#-o=} ;;
+  esac
   previous=$arg
 done
+# A report never outlives the compile it came from: removed before it, written after it succeeds.
+[[ -n "$object" ]] && rm -f "$object.ptxas"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 "$@" -Xptxas=-v 2> "$log"
@@ -32,11 +40,16 @@ if grep -q "wgmma.mma_async instructions are serialized" "$log"; then
   echo "error: ptxas serialized wgmma instructions in the kernels named above (see the ptxas info lines);" \
        "every MMA would wait for the one before. Keep at most two consumer item bodies per wgmma kernel" \
        "(docs/architecture.md)." >&2
+  [[ -n "$object" ]] && rm -f "$object"  # a failed compile leaves no object for the next build to take
   exit 1
 fi
 if [[ -n "$object" ]]; then
   # Written whole or not at all: a half-written report would read as kernels gone missing. Empty
   # where nothing was compiled to SASS (a PTX-only build runs no ptxas): the checker skips those.
-  { grep -E "$report" "$log" || true; } > "$object.ptxas.tmp" && mv "$object.ptxas.tmp" "$object.ptxas"
+  if ! { { grep -E "$report" "$log" || true; } > "$object.ptxas.tmp" && mv "$object.ptxas.tmp" "$object.ptxas"; }; then
+    echo "error: could not write the ptxas report $object.ptxas" >&2
+    rm -f "$object" "$object.ptxas.tmp"
+    exit 1
+  fi
 fi
 exit 0

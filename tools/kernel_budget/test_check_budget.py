@@ -1,5 +1,7 @@
 """Tests of check_budget.py (the cpu tier runs them: ctest kernel_budget_script_tests)."""
 import io
+import os
+import subprocess
 import tempfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
@@ -74,6 +76,7 @@ class Compare(unittest.TestCase):
     def test_an_arch_without_reports_is_not_held_to_the_budget(self):
         failures, notes = cb.compare({self.A: cb.Resources()}, {self.A: cb.Resources(), ("sm_90a", "w"): cb.Resources()})
         self.assertEqual(failures, [])
+        self.assertIn("not checked: the 1 sm_90a rows of the budget", notes[0])
         failures, notes = cb.compare({("sm_80", "k<1>"): cb.Resources()}, {self.A: cb.Resources()})
         self.assertEqual(failures, [])
         self.assertIn("not budgeted: sm_80", notes[0])
@@ -97,8 +100,8 @@ class Main(unittest.TestCase):
     def run_main(self, *extra, version="13.0.88"):
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            status = cb.main(["--objects", str(self.object), "--budget", str(self.budget), "--nvcc-version", version,
-                              *extra])
+            status = cb.main(["--objects", getattr(self, "object_list", str(self.object)), "--budget", str(self.budget),
+                              "--nvcc-version", version, *extra])
         return status, out.getvalue() + err.getvalue()
 
     def test_update_then_check_passes_and_a_new_spill_fails(self):
@@ -128,6 +131,39 @@ class Main(unittest.TestCase):
         self.assertEqual(status, 2)
         self.assertIn("x.cu.o: no ptxas report beside it (x.cu.o.ptxas)", out)
 
+    def test_update_keeps_the_rows_of_archs_without_sass_here_and_needs_some_sass(self):
+        self.budget.write_text("# nvcc 13.0.88\nsm_80\told<1>\t40\t0\t0\t0\t0\t1\n")
+        self.assertEqual(self.run_main("--update")[0], 0)
+        self.assertIn("sm_80\told<1>\t40", self.budget.read_text())
+        self.assertIn("sm_90\tbar\t30", self.budget.read_text())
+        self.report.write_text("")
+        status, out = self.run_main("--update")
+        self.assertEqual(status, 2)
+        self.assertIn("nothing to write", out)
+
+    def test_two_kernels_one_name_is_an_error_and_one_kernel_in_two_objects_a_note(self):
+        twins = REPORT.replace("_Z3barv", "_ZN6moeval7kernels3fooILi4EEEvi")  # foo<4> outside detail::
+        self.report.write_text(twins)
+        status, out = self.run_main("--update")
+        self.assertEqual(status, 2)
+        self.assertIn("two kernels read as one budget row 'sm_90 foo<4>'", out)
+        self.report.write_text(REPORT)
+        other = self.object.with_name("y.cu.o")
+        other.with_name("y.cu.o.ptxas").write_text(REPORT.replace("Used 30 registers", "Used 40 registers"))
+        self.object_list = f"{self.object},{other}"
+        self.assertEqual(self.run_main("--update")[0], 0)
+        self.assertIn("sm_90\tbar\t40", self.budget.read_text(), "the worst of the two reports")
+        status, out = self.run_main()
+        self.assertEqual(status, 0)
+        self.assertIn("in 2 objects (x.cu.o, y.cu.o), held with the worst of them: sm_90 bar", out)
+
+    def test_a_report_in_another_wording_is_an_error_not_a_skip(self):
+        self.assertEqual(self.run_main("--update")[0], 0)
+        self.report.write_text(REPORT.replace("ptxas info    : Used", "ptxas info    : Uses"))
+        status, out = self.run_main()
+        self.assertEqual(status, 2)
+        self.assertIn("no kernel's resources could be read", out)
+
     def test_a_malformed_budget_is_one_clear_error(self):
         self.budget.write_text("# nvcc 13.0.88\nsm_90\tk\t1\t2\n")
         status, out = self.run_main()
@@ -141,6 +177,67 @@ class Main(unittest.TestCase):
         status, out = self.run_main()
         self.assertEqual(status, 2)
         self.assertIn("No such file", out)
+
+
+LAUNCHER = Path(__file__).resolve().parents[2] / "cmake" / "ptxas-launcher.sh"
+
+
+class Launcher(unittest.TestCase):
+    """cmake/ptxas-launcher.sh around a stand-in compiler that prints what ptxas -v would."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        root = Path(self.dir.name)
+        self.compiler = root / "fake-nvcc"
+        # Prints $FAKE_STDERR to stderr, creates the object after -o, exits $FAKE_STATUS; records its args.
+        self.compiler.write_text('#!/bin/sh\nprintf "%s\\n" "$*" > "$FAKE_ARGS"\nprintf "%s" "$FAKE_STDERR" >&2\n'
+                                 'prev=""; for a in "$@"; do [ "$prev" = "-o" ] && : > "$a"; prev=$a; done\n'
+                                 'exit "${FAKE_STATUS:-0}"\n')
+        self.compiler.chmod(0o755)
+        self.object = root / "k.cu.o"
+        self.args = root / "args"
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def launch(self, stderr, status=0, *extra):
+        env = dict(os.environ, FAKE_STDERR=stderr, FAKE_STATUS=str(status), FAKE_ARGS=str(self.args))
+        return subprocess.run(["bash", str(LAUNCHER), str(self.compiler), "-c", "k.cu", "-o", str(self.object), *extra],
+                              capture_output=True, text=True, env=env)
+
+    def report(self):
+        return self.object.with_name("k.cu.o.ptxas")
+
+    def test_report_beside_the_object_and_the_rest_passed_through(self):
+        r = self.launch(REPORT + "k.cu(3): warning: something\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("-Xptxas=-v", self.args.read_text())
+        self.assertEqual(self.report().read_text(), REPORT)
+        self.assertEqual(r.stderr, "k.cu(3): warning: something\n")
+        self.assertEqual(cb.parse_report(self.report().read_text(), "k"), cb.parse_report(REPORT, "k"))
+
+    def test_a_failed_compile_keeps_its_status_and_leaves_no_old_report(self):
+        self.assertEqual(self.launch(REPORT).returncode, 0)
+        r = self.launch("k.cu(1): error: oops\n", 2)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("error: oops", r.stderr)
+        self.assertFalse(self.report().exists())
+
+    def test_serialized_wgmma_fails_and_leaves_neither_object_nor_report(self):
+        lines = REPORT.splitlines(keepends=True)  # the info line inside foo's block, as ptxas prints it
+        serialized = "".join(lines[:2]) + ("ptxas info    : (C7512) Potential Performance Loss: wgmma.mma_async "
+                                           "instructions are serialized due to ...\n") + "".join(lines[2:])
+        r = self.launch(serialized)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("Compiling entry function '_ZN6moeval7kernels6detail3fooILi4EEEvi'", r.stderr)
+        self.assertNotIn("_Z3barv", r.stderr, "only the kernel whose wgmma were serialized is named")
+        self.assertIn("instructions are serialized", r.stderr)
+        self.assertFalse(self.object.exists())
+        self.assertFalse(self.report().exists())
+
+    def test_no_sass_gives_an_empty_report(self):
+        self.assertEqual(self.launch("").returncode, 0)
+        self.assertEqual(self.report().read_text(), "")
 
 
 class ScopedEnums(unittest.TestCase):
