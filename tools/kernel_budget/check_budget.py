@@ -9,7 +9,8 @@ $<TARGET_OBJECTS:...>, so a report of an object no longer built is never read) a
 cost it occupancy, fails the cpu tier on a machine without a GPU, where the speed itself cannot be
 measured. Exit status: 0 within budget, 1 over it (or the budget and the build disagree on which
 kernels exist), 2 bad usage or unreadable input, 77 nothing to check here (ctest's SKIP_RETURN_CODE:
-no report in the build, or another nvcc release than the budget's, whose code generation differs).
+no kernel compiled to SASS in the build, or another nvcc release than the budget's, whose code
+generation differs).
 
     check_budget.py --objects A.o,B.o --sources kernels --budget kernels/resource-budget.tsv --nvcc-version 13.0.88
     check_budget.py ... --update      # rewrite the budget from the build (after a deliberate change)
@@ -227,9 +228,10 @@ def compare(built: dict[tuple[str, str], Resources], budget: dict[tuple[str, str
     """(failures, notes). Only the archs that have reports in this build are held to the budget."""
     failures, notes = [], []
     built_archs = {arch for arch, _ in built}
+    budget_archs = {arch for arch, _ in budget}
     for key in sorted(built):
         arch, kernel = key
-        if arch not in {a for a, _ in budget}:
+        if arch not in budget_archs:
             notes.append(f"not budgeted: {arch} (no row for this arch) {kernel}")
             continue
         if key not in budget:
@@ -247,7 +249,7 @@ def compare(built: dict[tuple[str, str], Resources], budget: dict[tuple[str, str
     for key in sorted(budget):
         if key[0] in built_archs and key not in built:
             failures.append(f"{key[0]} {key[1]}: in the budget but not built (a kernel removed or renamed: --update)")
-    for arch in sorted({a for a, _ in budget} - built_archs):
+    for arch in sorted(budget_archs - built_archs):
         rows = sum(1 for a, _ in budget if a == arch)
         notes.append(f"not checked: the {rows} {arch} rows of the budget (this build has no {arch} SASS)")
     return failures, notes
