@@ -59,13 +59,14 @@ std::uint8_t guard_byte(std::size_t i, bool after) {
 // Guard element j of `element_bytes`: always a NaN of that width, with a payload that varies along
 // the guard (and between the guards), and alternating signs, so a constant overrun still differs
 // from most of it and an index read from it is far off in either direction.
-//   16-bit: 0x7F80 | m or 0xFF80 | m, m in 1..127: exponent all ones in bf16 (8 bits) and fp16
-//           (5 bits), mantissa non-zero in both — a NaN either way.
+//   16-bit: 0x7F80 | m or 0xFF80 | m, m in 1..126: exponent all ones in bf16 (8 bits) and fp16
+//           (5 bits), mantissa non-zero in both — a NaN either way; m = 127 is left out, since
+//           0xFF80 | 127 = 0xFFFF, which a 0xFF memset of that element would leave unchanged.
 //   32-bit: 0x7F800000 | m or 0xFF800000 | m, m in 1..2^22-1: an fp32 NaN; as an int32 index
 //           ≥ 2^31 − 2^23 or in −2^23 .. −2^22, both millions of elements outside the buffer.
 std::uint32_t guard_element(std::size_t j, bool after, std::size_t element_bytes) {
   const std::uint32_t mix = std::uint32_t(j * 2654435761u) ^ (after ? 0x5A5A5Au : 0x3C3C3Cu);
-  if (element_bytes == 2) return ((j & 1) ? 0xFF80u : 0x7F80u) | (1u + mix % 127u);
+  if (element_bytes == 2) return ((j & 1) ? 0xFF80u : 0x7F80u) | (1u + mix % 126u);
   return ((j & 1) ? 0xFF800000u : 0x7F800000u) | (1u + mix % 0x3FFFFFu);
 }
 

@@ -48,17 +48,31 @@ TEST(GuardPattern, ThirtyTwoBitGuardsAreFp32NanAndFarOffIndices) {
   }
 }
 
-// The guards still catch writes: no constant fill (what a memset-like overrun writes) matches more
-// than a few bytes of any pattern, and the two guards differ.
+// The guards still catch writes. A memset-like overrun writes one byte value: it goes unseen only
+// where every byte it covers already holds that value. So no guard element (at the buffer's element
+// width) is one byte repeated — a single element written with any constant changes its guard — and
+// no constant covers as much as a third of either guard (a longer constant run is caught sooner).
+// The two guards differ, so a copy of one over the other is caught too.
 TEST(GuardPattern, ConstantOverrunsDifferFromEveryPattern) {
   for (std::size_t width : {1u, 2u, 4u}) {
     const auto before = guard_pattern(false, kBytes, width);
     const auto after = guard_pattern(true, kBytes, width);
     EXPECT_NE(before, after) << "width " << width;
-    for (int fill = 0; fill < 256; ++fill) {
-      std::size_t same = 0;
-      for (std::uint8_t b : before) same += b == fill;
-      EXPECT_LT(same, kBytes / 2) << "width " << width << ", fill byte " << fill;
+    for (bool is_after : {false, true}) {
+      const auto& g = is_after ? after : before;
+      const char* which = is_after ? "after" : "before";
+      if (width > 1) {
+        for (std::size_t j = 0; j < kBytes / width; ++j) {
+          bool one_byte_repeated = true;
+          for (std::size_t b = 1; b < width; ++b) one_byte_repeated &= g[j * width + b] == g[j * width];
+          ASSERT_FALSE(one_byte_repeated) << "width " << width << ", guard " << which << ", element " << j;
+        }
+      }
+      for (int fill = 0; fill < 256; ++fill) {
+        std::size_t same = 0;
+        for (std::uint8_t b : g) same += b == fill;
+        EXPECT_LT(same, kBytes / 3) << "width " << width << ", guard " << which << ", fill byte " << fill;
+      }
     }
   }
 }
