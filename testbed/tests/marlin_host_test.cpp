@@ -1,13 +1,19 @@
 // Host-only facts of the Marlin integration (cpu tier): the registry lists the Marlin kernel, so
 // `moeval check`, `sweep` and the golden GPU test run it; the golden corpus holds act-order cases
-// it supports (which the WNA16 kernel cannot run); and moe_forward's workspace formula includes the
-// act-order gather space.
+// it supports (which the WNA16 kernel cannot run); the adapter refuses exactly the weights the
+// kernel refuses; and moe_forward's workspace formula includes the act-order gather space.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 
+#include "moeval/fixtures/errors.h"
 #include "moeval/golden/loader.h"
 #include "moeval/kernels/moe_forward.h"
+#include "moeval/kernels/marlin_moe.h"
+#include "moeval/testbed/dtype.h"
 #include "moeval/testbed/kernel_under_test.h"
 #include "moeval/testbed/marlin_kernel.h"
 #include "moeval/testbed/wna16_kernel.h"
@@ -43,6 +49,96 @@ TEST(MarlinGoldenCoverage, MarlinSupportsEveryMarlinFamilyCaseIncludingActOrder)
   EXPECT_GT(act_order, 0) << "no act-order case in " << path;
   EXPECT_GT(k_part, 0) << "no is_k_full = false case in " << path;
 }
+
+// The adapter's unsupported_reason decides which cases `moeval check` runs on Marlin and which it
+// reports Skipped; it must refuse exactly the weights the kernel refuses, or a case the kernel
+// could run goes unchecked (adapter too strict) or a supported case fails with the kernel's error
+// (too lax). Over every weight scheme fixtures can build at these shapes (K 120, 192, 256 × N 96,
+// 128 × group −1, 32, 128), the kernel is called with fake device pointers: its argument checks run
+// before any device access, so "accepted" is the device check refusing the fake pointer.
+enum class MarlinOrder { plain, act_order, k_shard };
+
+struct AdapterCase {
+  WeightType type;
+  MarlinOrder order;
+};
+
+std::string adapter_case_name(const ::testing::TestParamInfo<AdapterCase>& param_info) {
+  const MarlinOrder o = param_info.param.order;
+  return std::string(to_string(param_info.param.type)) +
+         (o == MarlinOrder::plain ? "_plain" : o == MarlinOrder::act_order ? "_actorder" : "_actorder_kshard");
+}
+
+class MarlinAdapterRefusals : public ::testing::TestWithParam<AdapterCase> {};
+
+TEST_P(MarlinAdapterRefusals, AreTheKernelsOwn) {
+  void* fake = reinterpret_cast<void*>(std::uintptr_t{1} << 20);
+  const auto* ids = static_cast<const std::int32_t*>(fake);
+  int compared = 0;
+  for (const std::int64_t k : {120, 192, 256}) {
+    for (const std::int64_t n : {96, 128}) {
+      for (const int group : {kChannelwise, 32, 128}) {
+        QuantizedWeights w;
+        w.scheme.type = GetParam().type;
+        w.scheme.group_size = group;
+        w.scheme.act_order = GetParam().order != MarlinOrder::plain;
+        w.scheme.is_k_full = GetParam().order != MarlinOrder::k_shard;
+        w.experts = 4;
+        w.k = k;
+        w.n = n;
+        w.k_shards = GetParam().order == MarlinOrder::k_shard ? 4 : 1;
+        try {
+          w.scheme.validate(w.global_k(), "adapter test");
+        } catch (const InvalidProblem&) {
+          continue;  // fixtures cannot build these weights: neither side is ever asked
+        }
+        kernels::MarlinMoeArgs args;
+        args.a = fake;
+        args.c = fake;
+        args.weights.qweight = static_cast<const std::uint32_t*>(fake);
+        args.weights.scales = fake;
+        if (has_zero_point(w.scheme.type)) args.weights.zeros = static_cast<const std::uint32_t*>(fake);
+        if (w.scheme.act_order) args.weights.g_idx = args.weights.perm = ids;
+        args.weights.num_experts = int(w.experts);
+        args.weights.type = to_marlin_weight_type(w.scheme.type);
+        args.weights.group_size = group;
+        args.weights.num_groups = int(w.groups());
+        args.weights.act_order = w.scheme.act_order;
+        args.weights.is_k_full = w.scheme.is_k_full;
+        args.blocks = {ids, ids, ids, 64, 16, 8};
+        args.shape = {n, k};
+        args.top_k = 2;
+        args.workspace = fake;
+        args.workspace_bytes = std::size_t{1} << 30;
+        std::string kernel_error;
+        try {
+          kernels::marlin_moe(args);
+          kernel_error = "(no error)";
+        } catch (const std::exception& e) {
+          kernel_error = e.what();
+        }
+        ASSERT_NE(kernel_error.find("marlin_moe: "), std::string::npos) << kernel_error;
+        const bool kernel_refuses = kernel_error.find("is not a pointer CUDA knows") == std::string::npos &&
+                                    kernel_error.find("points to host memory") == std::string::npos;
+        const std::string adapter_reason = marlin_unsupported_reason(w);
+        EXPECT_EQ(!adapter_reason.empty(), kernel_refuses)
+            << w.scheme.name() << " K " << k << " N " << n << ": adapter '" << adapter_reason << "', kernel '" << kernel_error << "'";
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Schemes, MarlinAdapterRefusals,
+    ::testing::Values(AdapterCase{WeightType::uint4b8, MarlinOrder::plain}, AdapterCase{WeightType::uint4, MarlinOrder::plain},
+                      AdapterCase{WeightType::uint8b128, MarlinOrder::plain}, AdapterCase{WeightType::uint8, MarlinOrder::plain},
+                      AdapterCase{WeightType::uint4b8, MarlinOrder::act_order},
+                      AdapterCase{WeightType::uint8b128, MarlinOrder::act_order},
+                      AdapterCase{WeightType::uint4b8, MarlinOrder::k_shard},
+                      AdapterCase{WeightType::uint8b128, MarlinOrder::k_shard}),
+    adapter_case_name);
 
 // Act-order on Marlin weights adds the gathered activations of the larger GEMM (M·topk rows of
 // max(H, I) 16-bit values, as marlin_moe_workspace_bytes states) to the WNA16 layout's workspace.
