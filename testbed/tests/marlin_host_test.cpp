@@ -50,6 +50,22 @@ TEST(MarlinGoldenCoverage, MarlinSupportsEveryMarlinFamilyCaseIncludingActOrder)
   EXPECT_GT(k_part, 0) << "no is_k_full = false case in " << path;
 }
 
+// MarlinLayerGpu.GoldenLayerCasesStageByStage runs every golden layer case both Marlin GEMMs
+// support, act-order ones included: the layer corpus must hold such cases, or that test would run
+// none of them without a word.
+TEST(MarlinGoldenCoverage, LayerCorpusHoldsActOrderCasesMarlinSupports) {
+  const auto path = golden::family_path(golden::default_golden_dir(), golden::Family::layer);
+  int supported = 0, act_order = 0;
+  for (const std::string& name : golden::list_cases(path)) {
+    const golden::GoldenLayerCase g = golden::load_layer_case(path, name);
+    if (!marlin_unsupported_reason(g.layer.w13).empty() || !marlin_unsupported_reason(g.layer.w2).empty()) continue;
+    ++supported;
+    act_order += g.layer.problem.scheme.act_order ? 1 : 0;
+  }
+  EXPECT_GT(supported, 0) << "no golden layer case runs on Marlin: " << path;
+  EXPECT_GT(act_order, 0) << "no act-order golden layer case runs on Marlin: " << path;
+}
+
 // The adapter's unsupported_reason decides which cases `moeval check` runs on Marlin and which it
 // reports Skipped; it must refuse exactly the weights the kernel refuses, or a case the kernel
 // could run goes unchecked (adapter too strict) or a supported case fails with the kernel's error
