@@ -3,8 +3,9 @@
 # heap/stack/use-after-free errors, leaks and undefined behaviour in our host code fail the run.
 # That includes the moeval CLI: the error catalogue (docs/errors.md) runs every documented bad
 # command against the sanitized binary, so a memory error or a leak on an error path fails its row.
-# Only cpu-tier targets are built; the kernels' device code is PTX only (no device code runs here),
-# their host code is sanitized like ours. ASAN_OPTIONS etc. are the test preset's (docs/fuzzing.md).
+# Only cpu-tier targets are built; the kernels' sm_90 device code is PTX only (the sm_90a wgmma
+# objects are still machine code, which the kernel resource budget checks; no device code runs
+# here), their host code is sanitized like ours. ASAN_OPTIONS etc. are the test preset's (docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/install-deps.sh
