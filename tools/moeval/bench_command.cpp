@@ -3,7 +3,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -14,6 +13,7 @@
 #include "device_selection.h"
 #include "exit_codes.h"
 #include "report_file.h"
+#include "text_file.h"
 #include "validators.h"
 #include "moeval/bench/bench_cell.h"
 #include "moeval/bench/bench_report.h"
@@ -42,9 +42,13 @@ struct BenchOptions {
 };
 
 nlohmann::json read_bench_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("--compare: cannot read '" + path + "'");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const std::exception& e) {
+    throw UsageError("--compare: cannot read '" + path + "': " + e.what());
+  }
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) throw UsageError("--compare: '" + path + "' is not valid JSON");
   return j;
 }
@@ -56,6 +60,14 @@ int run_bench(const BenchOptions& o, const std::string& command) {
     return kPass;
   }
   // Arguments and the report path first, then the device: bad input is exit 2 on any machine.
+  if (o.shapes != "all") {
+    for (const std::string& name : split_list(o.shapes)) {
+      if (name == "all") {
+        throw UsageError("--shapes: '" + o.shapes + "': all stands alone (it selects every shape); list shapes, or give all");
+      }
+      if (name.empty()) throw UsageError("--shapes: '" + o.shapes + "' has an empty element; give shape names separated by commas");
+    }
+  }
   const std::vector<bench::BenchShape> shapes = bench::select_shapes(o.shapes);
   ReportFile report(o.json_path);
   const DevicePlan plan = plan_devices({o.device});
@@ -99,12 +111,12 @@ int run_bench(const BenchOptions& o, const std::string& command) {
 Runner add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand("bench", "Time our kernels against the cuBLAS reference path and the roofline");
-  cmd->add_option("--json", options->json_path, "Write the results as JSON to this file");
+  cmd->add_option("--json", options->json_path, "Write the results as JSON to this file")->check(not_empty("a file"));
   cmd->add_option("--shapes", options->shapes,
-                  "Comma-separated shapes: deepseek-v3-w13, deepseek-v3-w2, qwen3-30b-a3b-w13, mixtral-8x7b-w13, or all");
-  cmd->add_option("--tokens", options->tokens, "Token counts M, 1 to 2^24 each (default 1,4,16,64,256,4096)")
-      ->delimiter(',')
-      ->check(integer_in(1, 1 << 24));
+                  "Comma-separated shapes: deepseek-v3-w13, deepseek-v3-w2, qwen3-30b-a3b-w13, mixtral-8x7b-w13, or all "
+                  "(alone)")
+      ->check(not_empty("shape names or all"));
+  add_integer_list(*cmd, "--tokens", options->tokens, 1, 1 << 24, "Token counts M, 1 to 2^24 each (default 1,4,16,64,256,4096)");
   cmd->add_option("--repeats", options->repeats, "Timed runs per measurement (median)")->check(integer_in(1, 1000));
   cmd->add_option("--device", options->device, "CUDA device index")->check(integer_in(0, 1023));
   cmd->add_flag("--skip-cublas", options->skip_cublas, "Do not run the cuBLAS reference path");
@@ -137,10 +149,16 @@ Runner add_bench_command(CLI::App& app) {
                   "leaving clean lines) or dirty (a 256 MiB cudaMemset, the method before 2026-12-03: the timed work "
                   "then also writes back the dirty lines it evicts)")
       ->check(CLI::IsMember({"clean", "dirty"}));
-  cmd->add_option("--compare", options->compare,
-                  "Compare two bench JSON files A B cell by cell (B/A per timed path) and time nothing; no GPU needed")
-      ->expected(2)
-      ->check(CLI::ExistingFile);
+  auto* compare = cmd->add_option("--compare", options->compare,
+                                  "Compare two bench JSON files A B cell by cell (B/A per timed path) and time nothing; no "
+                                  "GPU needed; takes no other option")
+                      ->expected(2)
+                      ->check(not_empty("a bench JSON file"))
+                      ->check(CLI::ExistingFile);
+  // A comparison times nothing and writes nothing: every other option would be ignored, so it is refused.
+  for (CLI::Option* other : cmd->get_options()) {
+    if (other != compare && other->get_name() != "--help") compare->excludes(other);
+  }
   return [options, cmd] {
     std::string command = "moeval bench";
     for (const auto& opt : cmd->get_options()) {

@@ -26,6 +26,17 @@ std::map<CellKey, nlohmann::json> cells_of(const nlohmann::json& run, const std:
   return out;
 }
 
+// A top-level string of a bench report ("device", "l2_flush"), `fallback` when absent; any other
+// type is refused naming the file (reports are written by moeval bench, but may be edited).
+std::string string_field(const nlohmann::json& run, const char* key, const std::string& fallback, const std::string& name) {
+  const auto it = run.find(key);
+  if (it == run.end()) return fallback;
+  if (!it->is_string()) {
+    throw UsageError("--compare: '" + name + "': \"" + key + "\" is " + it->dump() + "; allowed: a string");
+  }
+  return it->get<std::string>();
+}
+
 bool has_time(const nlohmann::json& cell, const char* key) {
   return cell.contains(key) && cell[key].is_number() && cell[key].get<double>() > 0;
 }
@@ -36,10 +47,11 @@ std::string compare_bench(const nlohmann::json& a, const nlohmann::json& b, cons
                           const std::string& name_b) {
   const auto ca = cells_of(a, name_a);
   const auto cb = cells_of(b, name_b);
-  std::string out = "A = " + name_a + " (" + a.value("device", "?") + ")\nB = " + name_b + " (" + b.value("device", "?") +
-                    ")\ntimes in us; B/A > 1: B is slower\n";
+  std::string out = "A = " + name_a + " (" + string_field(a, "device", "?", name_a) + ")\nB = " + name_b + " (" +
+                    string_field(b, "device", "?", name_b) + ")\ntimes in us; B/A > 1: B is slower\n";
   // Reports from before the option have no "l2_flush": they were flushed dirty.
-  const std::string flush_a = a.value("l2_flush", "dirty"), flush_b = b.value("l2_flush", "dirty");
+  const std::string flush_a = string_field(a, "l2_flush", "dirty", name_a),
+                    flush_b = string_field(b, "l2_flush", "dirty", name_b);
   if (flush_a != flush_b) {
     out += "note: A was timed after a " + flush_a + " L2 flush and B after a " + flush_b +
            " one; decode-sized cells differ by that alone (docs/bench.md)\n";

@@ -12,6 +12,7 @@
 #include "matrix_run.h"
 #include "plural.h"
 #include "repro.h"
+#include "validators.h"
 
 namespace moeval::cli {
 namespace {
@@ -49,8 +50,10 @@ Runner add_check_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("check", "Run a check matrix: GPU kernels against the reference, one worker per "
                                           "device, and the CPU tier (golden corpus regenerated and diffed)");
   auto options = std::make_shared<CheckOptions>();
-  const auto [json, out] = add_matrix_options(*cmd, options->run);
-  cmd->add_option("--golden-dir", options->run.golden_dir, "Golden data directory (default: the source tree's golden/data)");
+  const MatrixOptionHandles h = add_matrix_options(*cmd, options->run);
+  auto* golden_dir = cmd->add_option("--golden-dir", options->run.golden_dir,
+                                     "Golden data directory (default: $MOEVAL_GOLDEN_DIR, else the source tree's golden/data)")
+                         ->check(not_empty("a directory"));
   auto* cpu_only =
       cmd->add_flag("--cpu-only", options->run.cpu_only, "Run the CPU tier only (GPU checks are reported as skipped)");
   auto* require_gpu = cmd->add_flag("--require-gpu", options->run.require_gpu,
@@ -58,9 +61,14 @@ Runner add_check_command(CLI::App& app) {
                                     "device this build cannot run on");
   require_gpu->excludes(cpu_only);
   auto* repro = cmd->add_option("--repro", options->repro_file,
-                                "Replay the cases of a reproduce file instead of the matrix (needs a GPU)")
+                                "Replay the cases of a reproduce file instead of the matrix (needs a GPU; takes --device "
+                                "only)")
+                    ->check(not_empty("a reproduce file"))
                     ->check(CLI::ExistingFile);
-  repro->excludes(json)->excludes(cpu_only)->excludes(out);
+  // A replay runs the file's cases, not a selection: an option it would ignore is refused.
+  for (CLI::Option* ignored : {h.json, h.out, h.matrix, h.filter, h.seeds, h.shard, h.list, h.repro_dir, golden_dir, cpu_only}) {
+    repro->excludes(ignored);
+  }
   return [options] {
     if (!options->repro_file.empty()) return run_replay(*options);
     return run_matrix(options->run, invocation());

@@ -2,7 +2,10 @@
 
 #include <exception>
 
+#include "exit_codes.h"
 #include "moeval/golden/check.h"
+#include "moeval/golden/errors.h"
+#include "moeval/golden/golden_file.h"
 #include "moeval/golden/loader.h"
 #include "plural.h"
 
@@ -27,6 +30,31 @@ std::filesystem::path corpus_dir(const std::string& dir) {
 }
 
 }  // namespace
+
+std::filesystem::path existing_golden_dir(const std::string& dir, const std::string& option) {
+  const std::filesystem::path d = corpus_dir(dir);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(d, ec)) {
+    throw UsageError("golden directory '" + d.string() + "' " +
+                     (std::filesystem::exists(d, ec) ? "is not a directory" : "does not exist") +
+                     (dir.empty() ? " ($MOEVAL_GOLDEN_DIR or the compiled-in default; pass " + option + ")" : ""));
+  }
+  return d;
+}
+
+void require_golden_corpus(const std::string& dir, const std::vector<golden::Family>& families) {
+  const std::filesystem::path d = existing_golden_dir(dir, "--golden-dir");
+  for (const golden::Family family : families) {
+    const std::filesystem::path file = golden::family_path(d, family);
+    const golden::GoldenReader reader(file);  // missing, not HDF5, truncated, another schema: GoldenError
+    const std::string expected(golden::to_string(family));
+    if (reader.family() != expected) {
+      throw golden::golden_error(file, "", "is the " + reader.family() + " file (its root attribute family = '" +
+                                               reader.family() + "'), not the " + expected + " file");
+    }
+    (void)reader.read_all();  // a dataset that cannot be read is a corrupt file, not a difference
+  }
+}
 
 GoldenCheckOutcome check_golden_corpus(const std::string& dir) {
   GoldenCheckOutcome out;

@@ -6,14 +6,19 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "golden_check.h"
 #include "plural.h"
+#include "stop_signal.h"
 #include "validators.h"
 #include "moeval/golden/check.h"
+#include "moeval/golden/h5.h"
 #include "moeval/golden/loader.h"
+#include "moeval/golden/schema.h"
 
 namespace moeval::cli {
 namespace {
@@ -62,27 +67,83 @@ int report(const golden::FamilyReport& r, bool update, std::size_t max_lines) {
   return r.differences.empty() ? kPass : kCheckFailed;
 }
 
+// The families a run touches: the selected ones (all by default), less those without --case.
+std::vector<golden::Family> families_of(const golden::CorpusSelection& selection) {
+  std::vector<golden::Family> out;
+  for (const golden::Family f : selection.families.empty() ? golden::all_families() : selection.families) {
+    bool holds = selection.case_name.empty();
+    if (!holds) {
+      for (const MoeProblem& p : golden::corpus(f)) holds = holds || p.name() == selection.case_name;
+    }
+    if (holds) out.push_back(f);
+  }
+  return out;
+}
+
+// --update would rewrite a file of a newer schema in this build's older one, losing what the newer
+// moeval stored: refused before anything is rewritten, as the check refuses to read it. (A file
+// that cannot be read at all is replaced; the update says so.)
+void refuse_newer_schema(const std::filesystem::path& dir, const std::vector<golden::Family>& families) {
+  for (const golden::Family f : families) {
+    const std::filesystem::path file = golden::family_path(dir, f);
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) continue;
+    std::int64_t version = 0;
+    try {
+      const golden::H5Group root = golden::H5File::open_read(file).root();
+      if (!root.has_attribute(golden::root_attr::schema_version)) continue;
+      const golden::AttrValue v = root.attribute(golden::root_attr::schema_version);
+      if (const auto* i = std::get_if<std::int64_t>(&v)) version = *i;
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (version > golden::kSchemaVersion) {
+      throw UsageError("golden file '" + file.string() + "': schema_version is " + std::to_string(version) +
+                       ", newer than this build's " + std::to_string(golden::kSchemaVersion) +
+                       "; --update would rewrite it in the older schema: use the moeval that wrote it (nothing was rewritten)");
+    }
+  }
+}
+
 int run_golden(const GoldenOptions& o) {
   golden::CorpusSelection selection;
   selection.case_name = o.case_name;
   for (const std::string& f : o.families) selection.families.push_back(golden::parse_family(f));
   golden::require_known_case(selection);
-  const std::filesystem::path dir = o.dir.empty() ? golden::default_golden_dir() : std::filesystem::path(o.dir);
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    throw UsageError("golden directory '" + dir.string() + "' " +
-                     (std::filesystem::exists(dir, ec) ? "is not a directory" : "does not exist") +
-                     (o.dir.empty() ? " ($MOEVAL_GOLDEN_DIR or the compiled-in default; pass --dir)" : ""));
-  }
+  const std::filesystem::path dir = existing_golden_dir(o.dir, "--dir");
+  const std::vector<golden::Family> families = families_of(selection);
+  if (o.update) refuse_newer_schema(dir, families);
 
+  // One family at a time, its line printed when it is done: an update stopped by Ctrl-C has said
+  // which files it rewrote. The first Ctrl-C lets the family in flight finish (its file is
+  // replaced whole or not at all), then the process ends by SIGINT; a second one ends it at once.
+  std::unique_ptr<StopOnSignal> stop;
+  if (o.update) stop = std::make_unique<StopOnSignal>("\nmoeval: stopping after the file in flight (again to stop now)\n");
   std::printf("moeval golden --%s: %s\n", o.update ? "update" : "check", dir.c_str());
-  const std::vector<golden::FamilyReport> reports =
-      o.update ? golden::update_corpus(dir, selection) : golden::check_corpus(dir, selection);
+  std::vector<std::string> rewritten;
   int status = 0;
   double seconds = 0;
-  for (const golden::FamilyReport& r : reports) {
-    status = worse(status, report(r, o.update, o.max_lines));
-    seconds += r.seconds;
+  std::size_t done = 0;
+  for (const golden::Family f : families) {
+    // Checked before each family but the first: once the header is printed the first family is in
+    // flight, so a Ctrl-C after it always finds a file being rewritten (and names it).
+    if (done > 0 && stop && stop->requested().load()) break;
+    golden::CorpusSelection one = selection;
+    one.families = {f};
+    for (const golden::FamilyReport& r : o.update ? golden::update_corpus(dir, one) : golden::check_corpus(dir, one)) {
+      status = worse(status, report(r, o.update, o.max_lines));
+      seconds += r.seconds;
+      if (r.rewritten) rewritten.push_back(r.path.filename().string());
+    }
+    ++done;
+  }
+  if (stop && stop->requested().load()) {
+    std::string list;
+    for (const std::string& name : rewritten) list += (list.empty() ? "" : ", ") + name;
+    std::printf("golden --update: interrupted after %zu of %s; rewritten: %s\n", done,
+                count_of(long(families.size()), "file").c_str(), list.empty() ? "none" : list.c_str());
+    std::fflush(stdout);
+    stop->end_by_signal();
   }
   const char* verdict = status == 0
                             ? (o.update ? "golden files up to date" : "golden check passed: every case identical")
@@ -102,9 +163,11 @@ Runner add_golden_command(CLI::App& app) {
   auto* check = cmd->add_flag("--check", options->check, "Regenerate in memory and diff against the files (default)");
   auto* update = cmd->add_flag("--update", options->update, "Rewrite changed files atomically and print what changed");
   check->excludes(update);
-  cmd->add_option("--case", options->case_name, "Only this case (its group name in the family file)");
+  cmd->add_option("--case", options->case_name, "Only this case (its group name in the family file)")
+      ->check(not_empty("a case name"));
   cmd->add_option("--dir", options->dir,
-                  "Directory of the *.h5 files (default: $MOEVAL_GOLDEN_DIR, else the source tree's golden/data)");
+                  "Directory of the *.h5 files (default: $MOEVAL_GOLDEN_DIR, else the source tree's golden/data)")
+      ->check(not_empty("a directory"));
   cmd->add_option("--family", options->families, "Only these families (wna16, marlin, layouts, layer)");
   cmd->add_option("--max-lines", options->max_lines, "Differences printed per family (default 40)")
       ->check(integer_in(0, 1000000));

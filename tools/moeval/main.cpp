@@ -34,20 +34,41 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 // CLI11 would answer a mistyped subcommand with "A subcommand is required" or "not expected";
-// name the word, the subcommands, and the nearest one.
-bool unknown_subcommand(int argc, char** argv, const std::map<std::string, moeval::cli::Runner>& runners) {
-  if (argc < 2 || argv[1][0] == '-' || runners.count(argv[1])) return false;
-  const std::string word = argv[1];
+// name the word, the subcommands, and the nearest one. `command` is "moeval" or "moeval report".
+void print_unknown_subcommand(const std::string& command, const std::string& word, const std::vector<std::string>& names) {
   std::string list, nearest;
   std::size_t best = 3;  // suggest only within two edits
-  for (const auto& [name, runner] : runners) {
+  for (const std::string& name : names) {
     list += (list.empty() ? "" : ", ") + name;
     if (const std::size_t d = edit_distance(word, name); d < best) best = d, nearest = name;
   }
   const std::string hint = nearest.empty() ? "" : " (did you mean '" + nearest + "'?)";
-  std::fprintf(stderr, "moeval: unknown subcommand '%s'%s; subcommands: %s (moeval --help)\n", word.c_str(),
-               hint.c_str(), list.c_str());
-  return true;
+  std::fprintf(stderr, "%s: unknown subcommand '%s'%s; subcommands: %s (%s --help)\n", command.c_str(), word.c_str(),
+               hint.c_str(), list.c_str(), command.c_str());
+}
+
+// The first word that is not an option, at the top level or below a subcommand that has its own
+// subcommands (`moeval report mrge`), when it names none of them.
+bool unknown_subcommand(int argc, char** argv, const CLI::App& app) {
+  const CLI::App* level = &app;
+  std::string command = "moeval";
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : level->get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (names.empty()) return false;  // a positional argument of a subcommand (`show FILE`)
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : level->get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == argv[i]) next = sub;
+    }
+    if (!next) {
+      std::sort(names.begin(), names.end());
+      print_unknown_subcommand(command, argv[i], names);
+      return true;
+    }
+    level = next;
+    command += " " + next->get_name();
+  }
+  return false;
 }
 
 std::string& invocation_text() {
@@ -81,7 +102,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", moeval::cli::version_text());
   app.footer(
-      "Exit codes: 0 pass, 1 a check failed, 2 usage or input/output error, 3 nothing could run (no usable GPU).");
+      "Exit codes: 0 pass, 1 a check failed, 2 usage or input/output error, 3 nothing could run, or not everything "
+      "required (no usable GPU; a merge of shards that did not all finish). docs/errors.md has the details.");
   std::map<std::string, moeval::cli::Runner> runners{
       {"check", moeval::cli::add_check_command(app)},
       {"golden", moeval::cli::add_golden_command(app)},
@@ -90,7 +112,7 @@ int main(int argc, char** argv) {
       {"report", moeval::cli::add_report_command(app)},
       {"show", moeval::cli::add_show_command(app)},
   };
-  if (unknown_subcommand(argc, argv, runners)) return moeval::cli::kUsageError;
+  if (unknown_subcommand(argc, argv, app)) return moeval::cli::kUsageError;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

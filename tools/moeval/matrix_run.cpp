@@ -14,9 +14,11 @@
 #include "commands.h"
 #include "device_selection.h"
 #include "exit_codes.h"
+#include "golden_check.h"
 #include "job_filter.h"
 #include "job_runner.h"
 #include "matrices.h"
+#include "path_identity.h"
 #include "plural.h"
 #include "progress.h"
 #include "report_dir.h"
@@ -33,17 +35,20 @@ namespace moeval::cli {
 namespace {
 
 
-// --json: the summary and one row per printed line, rewritten as results arrive.
+// --json and the summary line: one row per printed line, and the counts of jobs, rewritten as
+// results arrive. A row may stand for several jobs (the collapsed "gpu tier (N jobs)" line) or
+// for none (a device that cannot run this build): the counts are of jobs, as in report.json and
+// junit.xml.
 struct JsonTally {
-  int passed = 0, failed = 0, skipped = 0;
+  long passed = 0, failed = 0, skipped = 0;
   nlohmann::json rows = nlohmann::json::array();
 
   nlohmann::json json() const {
     return {{"passed", passed}, {"failed", failed}, {"skipped", skipped}, {"checks", rows}};
   }
-  void add(const std::string& what, const std::string& status, const std::string& detail) {
-    (status == "PASS" ? passed : status == "FAIL" ? failed : skipped) += 1;
-    rows.push_back({{"check", what}, {"status", status}, {"detail", detail}});
+  void add(const std::string& what, const std::string& status, const std::string& detail, long jobs = 1) {
+    (status == "PASS" ? passed : status == "FAIL" ? failed : skipped) += jobs;
+    rows.push_back({{"check", what}, {"status", status}, {"detail", detail}, {"jobs", jobs}});
   }
 };
 
@@ -76,7 +81,27 @@ Selection select(const MatrixRunOptions& options) {
                      " matrix; `moeval " + options.command + " --matrix " + options.matrix + " --list` prints them");
   }
   s.mine = shard_jobs(s.selected, s.shard);
+  // A --golden-dir given is checked even for --list (bad input is refused whatever else is asked).
+  if (!options.golden_dir.empty()) require_golden_corpus(options.golden_dir, {});
   return s;
+}
+
+// The files of the report directory (--out) a --json path must not be: the run writes them itself
+// into `out_dir` (its shard's directory); and, for a shard, a report beside the shard directories
+// in `shared_dir` would make `report merge` see two runs there.
+// The paths are resolved (path_identity.h) as they are spelt: --out need not exist yet.
+void refuse_json_in_report_dir(const std::string& json_path, const std::filesystem::path& out_dir,
+                               const std::filesystem::path& shared_dir) {
+  if (json_path.empty()) return;
+  for (const std::filesystem::path& dir : {out_dir, shared_dir}) {
+    for (const char* name : kReportDirFiles) {
+      if (same_path(json_path, dir / name)) {
+        throw UsageError("--json '" + json_path + "' is the report directory's own " + name + " (--out writes " +
+                         (dir == out_dir ? "it into '" + out_dir.string() + "'" : "the shards' reports beside it") +
+                         "); give --json another path");
+      }
+    }
+  }
 }
 
 int list_jobs(const MatrixRunOptions& options, const Selection& s) {
@@ -95,6 +120,27 @@ int list_jobs(const MatrixRunOptions& options, const Selection& s) {
 int run_matrix(const MatrixRunOptions& options, const std::string& command) {
   const Selection s = select(options);
   if (options.list) return list_jobs(options, s);
+  // Every input is checked before anything is written: the golden files this shard reads, then
+  // the report paths.
+  std::vector<golden::Family> families;
+  for (const Job& j : s.mine) {
+    if (j.kind == JobKind::golden) families.push_back(j.family);
+  }
+  if (!families.empty()) require_golden_corpus(options.golden_dir, families);
+  std::filesystem::path out_dir;
+  if (!options.out_dir.empty()) {
+    out_dir = options.out_dir;
+    if (s.shard.count > 1) out_dir /= "shard-" + std::to_string(s.shard.index) + "-of-" + std::to_string(s.shard.count);
+    refuse_json_in_report_dir(options.json_path, out_dir, options.out_dir);
+    // `--out D --json D/summary.json`: --json's directory is one this run creates, and must exist
+    // for --json to be checked. Only then is it created this early (nothing in it touched);
+    // otherwise the report creates it once the run starts, so that a run that ends before (a
+    // sweep without a GPU, exit 3) leaves nothing behind.
+    const std::filesystem::path json_dir = std::filesystem::path(options.json_path).parent_path();
+    if (!options.json_path.empty() && is_within(out_dir, json_dir) && is_within(json_dir, options.out_dir)) {
+      ReportDir::create(out_dir);
+    }
+  }
   ReportFile json_report(options.json_path);  // an unwritable report path fails now, not after the run
   const DevicePlan plan = options.cpu_only ? DevicePlan{} : plan_devices(options.devices);
   if (options.sweep) {
@@ -114,11 +160,7 @@ int run_matrix(const MatrixRunOptions& options, const std::string& command) {
   desc.jobs_in_shard = s.mine.size();
   desc.devices = plan.devices;
   std::unique_ptr<ReportDir> out;
-  if (!options.out_dir.empty()) {
-    std::filesystem::path dir = options.out_dir;
-    if (s.shard.count > 1) dir /= "shard-" + std::to_string(s.shard.index) + "-of-" + std::to_string(s.shard.count);
-    out = std::make_unique<ReportDir>(dir, make_header(desc));
-  }
+  if (!out_dir.empty()) out = std::make_unique<ReportDir>(out_dir, make_header(desc));
 
   const auto& visible = testbed::visible_devices();
   if (visible.count > 0) {
@@ -157,13 +199,14 @@ int run_matrix(const MatrixRunOptions& options, const std::string& command) {
     if (out) out->add(skipped_record(j, gpu_missing));
   }
   for (const std::string& why : plan.unusable) {
+    // A device, not a job: its jobs run on the other devices (or are counted just below).
     std::printf("%-8s %s  %s\n", "SKIPPED", "gpu tier", why.c_str());
-    tally.add("gpu tier", "SKIPPED", why);
+    tally.add("gpu tier", "SKIPPED", why, 0);
   }
   if (gpu_skipped > 0) {
     const std::string what = "gpu tier (" + count_of(gpu_skipped, "job") + ")";
     std::printf("%-8s %s  %s\n", "SKIPPED", what.c_str(), gpu_missing.c_str());
-    tally.add(what, "SKIPPED", gpu_missing);
+    tally.add(what, "SKIPPED", gpu_missing, gpu_skipped);
     json_report.progress(tally.json());
   }
 
@@ -194,7 +237,8 @@ int run_matrix(const MatrixRunOptions& options, const std::string& command) {
   if (interrupted) {
     std::printf("%s: interrupted after %zu of %zu jobs\n", options.command.c_str(), done, to_run.size());
   }
-  std::printf("%s: %d passed, %d failed, %d skipped (%.1f s)\n", options.command.c_str(), tally.passed, tally.failed, tally.skipped, seconds);
+  std::printf("%s: %ld passed, %ld failed, %ld skipped (%.1f s)\n", options.command.c_str(), tally.passed, tally.failed,
+              tally.skipped, seconds);
   nlohmann::json summary = tally.json();
   if (interrupted) {  // "complete" says the end was written, not that every job ran
     summary["interrupted"] = true;
@@ -224,30 +268,35 @@ int run_matrix(const MatrixRunOptions& options, const std::string& command) {
 
 namespace moeval::cli {
 
-std::pair<CLI::Option*, CLI::Option*> add_matrix_options(CLI::App& cmd, MatrixRunOptions& options) {
-  cmd.add_option("--device", options.devices,
-                 options.sweep ? "Devices to sweep, e.g. 0,1 (default: every visible device); each case runs on all"
-                               : "Devices to use, e.g. 0,1 (default: every visible device); each job runs on one")
-      ->delimiter(',')
-      ->check(integer_in(0, 1023));
-  cmd.add_option("--matrix", options.matrix,
-                 "quick (seconds), standard (default) or full; default and smoke are the kernel suites' GEMM matrices");
-  cmd.add_option("--filter", options.filters,
-                 "Select jobs, e.g. kernel=marlin_moe,dtype=bf16 (keys: kernel kind scheme dtype group shape tier reference E M id; "
-                 "'|' between alternatives, '!=' to exclude, globs allowed; repeat to AND)");
-  cmd.add_option("--seeds", options.seeds, "Seeds per matrix cell, 1 to 1000 (default " + std::to_string(options.seeds) + ")")
-      ->check(integer_in(1, 1000));
-  cmd.add_option("--shard", options.shard,
-                 "Run shard INDEX/COUNT of the selection (default: from SLURM_PROCID/SLURM_NTASKS, "
-                 "OMPI_COMM_WORLD_RANK/SIZE or PMI_RANK/PMI_SIZE; else everything)");
-  cmd.add_flag("--list", options.list, "Print the selected jobs and run nothing (no GPU needed)");
-  auto* out = cmd.add_option("--out", options.out_dir,
-                             "Write the report into this directory: results.jsonl as the run goes, then report.json, "
-                             "results.csv, junit.xml (a shard writes DIR/shard-I-of-N)");
-  auto* json = cmd.add_option("--json", options.json_path,
-                              "Also write the results as JSON to this file (rewritten as results arrive)");
-  cmd.add_option("--repro-dir", options.repro_dir, "Where failing cases are written (default: moeval-repro)");
-  return {json, out};
+MatrixOptionHandles add_matrix_options(CLI::App& cmd, MatrixRunOptions& options) {
+  MatrixOptionHandles h;
+  h.device = add_integer_list(cmd, "--device", options.devices, 0, 1023,
+                              options.sweep
+                                  ? "Devices to sweep, e.g. 0,1 (default: every visible device); each case runs on all"
+                                  : "Devices to use, e.g. 0,1 (default: every visible device); each job runs on one");
+  h.matrix = cmd.add_option("--matrix", options.matrix,
+                            "quick (seconds), standard (default) or full; default and smoke are the kernel suites' GEMM matrices");
+  h.filter = cmd.add_option("--filter", options.filters,
+                            "Select jobs, e.g. kernel=marlin_moe,dtype=bf16 (keys: kernel kind scheme dtype group shape tier "
+                            "reference E M id; '|' between alternatives, '!=' to exclude, globs allowed; repeat to AND)");
+  h.seeds = cmd.add_option("--seeds", options.seeds,
+                           "Seeds per matrix cell, 1 to 1000 (default " + std::to_string(options.seeds) + ")")
+                ->check(integer_in(1, 1000));
+  h.shard = cmd.add_option("--shard", options.shard,
+                           "Run shard INDEX/COUNT of the selection (default: from the innermost launcher: "
+                           "OMPI_COMM_WORLD_RANK/SIZE, else PMI_RANK/PMI_SIZE, else SLURM_PROCID/SLURM_NTASKS; else everything)")
+                ->check(not_empty("INDEX/COUNT, e.g. 0/4"));
+  h.list = cmd.add_flag("--list", options.list, "Print the selected jobs and run nothing (no GPU needed)");
+  h.out = cmd.add_option("--out", options.out_dir,
+                         "Write the report into this directory: results.jsonl as the run goes, then report.json, "
+                         "results.csv, junit.xml (a shard writes DIR/shard-I-of-N)")
+              ->check(not_empty("a directory"));
+  h.json = cmd.add_option("--json", options.json_path,
+                          "Also write the results as JSON to this file (rewritten as results arrive)")
+               ->check(not_empty("a file"));
+  h.repro_dir = cmd.add_option("--repro-dir", options.repro_dir, "Where failing cases are written (default: moeval-repro)")
+                    ->check(not_empty("a directory"));
+  return h;
 }
 
 }  // namespace moeval::cli

@@ -31,9 +31,21 @@ struct MatrixRunOptions {
   std::string golden_dir;
 };
 
-// --device, --matrix, --filter, --seeds, --shard, --list, --out, --json and --repro-dir; returns
-// the --json and --out options (for excludes()).
-std::pair<CLI::Option*, CLI::Option*> add_matrix_options(CLI::App& cmd, MatrixRunOptions& options);
+// The options add_matrix_options registers (for excludes()).
+struct MatrixOptionHandles {
+  CLI::Option* device = nullptr;
+  CLI::Option* matrix = nullptr;
+  CLI::Option* filter = nullptr;
+  CLI::Option* seeds = nullptr;
+  CLI::Option* shard = nullptr;
+  CLI::Option* list = nullptr;
+  CLI::Option* out = nullptr;
+  CLI::Option* json = nullptr;
+  CLI::Option* repro_dir = nullptr;
+};
+
+// --device, --matrix, --filter, --seeds, --shard, --list, --out, --json and --repro-dir.
+MatrixOptionHandles add_matrix_options(CLI::App& cmd, MatrixRunOptions& options);
 
 // Runs the selection; the exit code of docs/errors.md. `command` is the command line for reports.
 int run_matrix(const MatrixRunOptions& options, const std::string& command);

@@ -1,18 +1,21 @@
 // `moeval report`: what to do with the report directories `moeval check --out` writes.
 //   merge --out DIR SHARD_DIR...   the shards of one selection as the report one run would write
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "json_text.h"
+#include "path_identity.h"
 #include "plural.h"
 #include "report_dir.h"
 #include "report_merge.h"
 #include "run_report.h"
-#include "moeval/golden/atomic_write.h"
+#include "validators.h"
 
 namespace moeval::cli {
 namespace {
@@ -26,37 +29,94 @@ struct MergeOptions {
 std::string as_lines(const RunReport& r) {
   nlohmann::json header = r.header;
   header["type"] = "header";
-  std::string text = header.dump() + "\n";
+  std::string text = json_text(header) + "\n";
   for (nlohmann::json c : r.checks) {
     c["type"] = "check";
-    text += c.dump() + "\n";
+    text += json_text(c) + "\n";
   }
   if (r.complete()) {
     nlohmann::json end = r.end;
     end["type"] = "end";
-    text += end.dump() + "\n";
+    text += json_text(end) + "\n";
   }
   return text;
 }
 
+[[noreturn]] void refuse_out(const std::string& why) {
+  throw UsageError("report merge: " + why + "; write the merged report elsewhere (nothing was written)");
+}
+
+// Whether `out`, below the given directory `input`, starts with a shard-* directory there: the
+// next merge of `input` would take that directory for one of its shards.
+bool below_as_a_shard(const std::filesystem::path& out, const std::filesystem::path& input) {
+  if (!is_within(out, input) || same_path(out, input)) return false;
+  const std::filesystem::path below = resolved(out).lexically_relative(resolved(input));
+  return below.begin()->string().rfind("shard-", 0) == 0;
+}
+
+// --out is refused where the merged report would overwrite an input or be read as one: the same
+// directory as an input (given, or a report directory found in one: `runs/shard-0-of-2`), inside
+// a report directory, named shard-* inside a given directory, or around an input. Anywhere else
+// it is harmless, `runs/merged` beside the shards included: a merge of `runs` reads only its
+// shard-* directories. The report directories are looked at first, so the message names the
+// directory --out collides with, not the one given that holds it.
+void refuse_out_among_inputs(const std::filesystem::path& out, const std::vector<std::filesystem::path>& given,
+                             const std::vector<std::filesystem::path>& report_dirs) {
+  const std::string o = "--out '" + out.string() + "'";
+  for (const auto* inputs : {&report_dirs, &given}) {
+    for (const auto& input : *inputs) {
+      if (same_path(out, input)) refuse_out(o + " is the input directory '" + input.string() + "'");
+    }
+  }
+  for (const auto& dir : report_dirs) {
+    if (is_within(out, dir)) refuse_out(o + " lies inside the input directory '" + dir.string() + "'");
+  }
+  for (const auto& input : given) {
+    if (below_as_a_shard(out, input)) {
+      refuse_out(o + " is named like a shard directory inside the input directory '" + input.string() +
+                 "' (a later merge of it would take it for a shard)");
+    }
+  }
+  for (const auto* inputs : {&given, &report_dirs}) {
+    for (const auto& input : *inputs) {
+      if (is_within(input, out)) refuse_out("the input directory '" + input.string() + "' lies inside " + o);
+    }
+  }
+}
+
 int run_merge(const MergeOptions& o) {
-  std::vector<std::filesystem::path> given(o.dirs.begin(), o.dirs.end());
+  const std::vector<std::filesystem::path> given(o.dirs.begin(), o.dirs.end());
   const std::vector<std::filesystem::path> dirs = expand_report_dirs(given);
+  refuse_out_among_inputs(o.out, given, dirs);
   std::vector<RunReport> runs;
   for (const auto& d : dirs) runs.push_back(load_run(d));
   const RunReport merged = merge_runs(runs, dirs);
+  const std::string lines = as_lines(merged);
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
   if (ec) throw UsageError("cannot write the report directory '" + o.out + "': " + ec.message());
-  golden::replace_atomically(std::filesystem::path(o.out) / "results.jsonl", [&](const std::filesystem::path& temp) {
-    std::ofstream(temp, std::ios::binary) << as_lines(merged);
-  });
+  // As a run starts: the lines first, whole, and the previous report's derived files removed, so
+  // the directory is the previous report or the new one at every moment (start_report_lines).
+  const std::filesystem::path lines_path = std::filesystem::path(o.out) / "results.jsonl";
+  try {
+    ::close(start_report_lines(o.out, lines));
+  } catch (const std::exception& e) {
+    throw UsageError("cannot write the merged report '" + lines_path.string() + "': " + e.what());
+  }
   write_final_files(o.out, merged);
   const nlohmann::json s = merged.summary();
   std::printf("report merge: %s into %s: %s passed, %s failed, %s skipped, %s not run%s\n",
               count_of(long(dirs.size()), "shard").c_str(), o.out.c_str(), s["passed"].dump().c_str(), s["failed"].dump().c_str(),
               s["skipped"].dump().c_str(), s["not_run"].dump().c_str(), merged.complete() ? "" : " (a shard did not finish)");
-  return s["failed"].get<long>() > 0 ? kCheckFailed : kPass;
+  if (s["failed"].get<long>() > 0) return kCheckFailed;
+  // Exit 0 says everything required ran (docs/errors.md): a shard that was interrupted or killed
+  // left checks unrun, which is exit 3 as for `check --require-gpu` without its GPU tier.
+  if (const long not_run = s["not_run"].get<long>(); not_run > 0) {
+    std::fprintf(stderr, "moeval report: %s of the selection did not run (a shard was interrupted or did not finish); "
+                 "rerun those shards and merge again\n", count_of(not_run, "check").c_str());
+    return kNothingRan;
+  }
+  return kPass;
 }
 
 }  // namespace
@@ -66,9 +126,12 @@ Runner add_report_command(CLI::App& app) {
   cmd->require_subcommand(1);
   auto merge = std::make_shared<MergeOptions>();
   auto* m = cmd->add_subcommand("merge", "Combine the reports of the shards of one selection into one report");
-  m->add_option("--out", merge->out, "Directory of the merged report")->required();
+  m->add_option("--out", merge->out, "Directory of the merged report (not one of the inputs, nor inside or around one)")
+      ->required()
+      ->check(not_empty("a directory"));
   m->add_option("dirs", merge->dirs, "Shard report directories (or a directory holding shard-I-of-N directories)")
-      ->required();
+      ->required()
+      ->check(not_empty("a report directory"));
   return [cmd, merge] {
     const std::string name = cmd->get_subcommands().front()->get_name();
     if (name == "merge") return run_merge(*merge);

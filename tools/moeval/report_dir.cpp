@@ -1,47 +1,42 @@
 #include "report_dir.h"
 
-#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <memory>
 #include <stdexcept>
 
 #include "exit_codes.h"
+#include "json_text.h"
 #include "report_formats.h"
+#include "text_file.h"
 #include "moeval/golden/atomic_write.h"
 
 namespace moeval::cli {
-namespace {
 
-void write_text_atomically(const std::filesystem::path& target, const std::string& text) {
-  golden::replace_atomically(target, [&](const std::filesystem::path& temp) {
-    std::ofstream out(temp, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write '" + temp.string() + "'");
-  });
+void ReportDir::create(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw UsageError("cannot write the report directory '" + dir.string() + "': " + ec.message());
+  if (!std::filesystem::is_directory(dir)) {
+    throw UsageError("cannot write the report directory '" + dir.string() + "': it is not a directory");
+  }
 }
 
-}  // namespace
-
 ReportDir::ReportDir(std::filesystem::path dir, nlohmann::json header) : dir_(std::move(dir)) {
-  auto fail = [&](const std::string& why) { return UsageError("cannot write the report directory '" + dir_.string() + "': " + why); };
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (ec) throw fail(ec.message());
-  if (!std::filesystem::is_directory(dir_)) throw fail("it is not a directory");
-  std::filesystem::remove(dir_ / "report.json", ec);  // a stale report of an earlier run would be read as this one's
-  const auto path = dir_ / "results.jsonl";
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw fail(std::strerror(errno) + std::string(" (creating results.jsonl)"));
   report_.header = std::move(header);
   nlohmann::json line = report_.header;
   line["type"] = "header";
-  const std::string text = line.dump() + "\n";
-  if (::write(fd_, text.data(), text.size()) != ssize_t(text.size())) throw fail(std::strerror(errno));
+  const std::string text = json_text(line) + "\n";  // before any file is touched
+  create(dir_);
+  try {
+    fd_ = start_report_lines(dir_, text);
+  } catch (const std::exception& e) {
+    throw UsageError("cannot write the report directory '" + dir_.string() + "': " + e.what());
+  }
 }
 
 ReportDir::~ReportDir() {
@@ -51,20 +46,14 @@ ReportDir::~ReportDir() {
 void ReportDir::append_line(const nlohmann::json& line) {
   // One write(2) of a whole line to an O_APPEND file: a kill leaves whole lines (or, at worst, a
   // torn last line, which load_run drops).
-  const std::string text = line.dump() + "\n";
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (!warned_) {
-        std::fprintf(stderr, "moeval: warning: cannot append to '%s': %s; report.json is still written at the end\n",
-                     (dir_ / "results.jsonl").c_str(), std::strerror(errno));
-        warned_ = true;
-      }
-      return;
+  try {
+    write_all(fd_, json_text(line) + "\n");
+  } catch (const std::exception& e) {
+    if (!warned_) {
+      std::fprintf(stderr, "moeval: warning: cannot append to '%s': %s; report.json is still written at the end\n",
+                   (dir_ / "results.jsonl").c_str(), e.what());
+      warned_ = true;
     }
-    done += std::size_t(n);
   }
 }
 
@@ -89,14 +78,50 @@ void ReportDir::finish(const nlohmann::json& end) {
 void write_final_files(const std::filesystem::path& dir, const RunReport& report) {
   const auto write = [&](const char* name, const std::string& text) {
     try {
-      write_text_atomically(dir / name, text);
+      write_text_file_atomically(dir / name, text);
     } catch (const std::exception& e) {
       throw std::runtime_error("cannot write the report '" + (dir / name).string() + "': " + e.what());
     }
   };
-  write("report.json", to_report_json(report).dump(2) + "\n");
+  write("report.json", json_text(to_report_json(report), 2) + "\n");
   write("results.csv", to_csv(report));
   write("junit.xml", to_junit(report));
+}
+
+int start_report_lines(const std::filesystem::path& dir, const std::string& lines) {
+  // 1. What neither rename(2) nor unlink(2) can replace refuses the start now, not half-way.
+  for (const char* name : kReportDirFiles) {
+    struct stat st {};
+    if (::lstat((dir / name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      throw std::runtime_error("'" + (dir / name).string() +
+                               "' is a directory, not a report file; move it away (nothing was changed)");
+    }
+  }
+  const std::filesystem::path path = dir / "results.jsonl";
+  // 2. Written and synced beside the old file.
+  std::unique_ptr<PendingReplacement> pending;
+  try {
+    pending = std::make_unique<PendingReplacement>(path);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(e.what() + std::string(" (creating '") + golden::temp_path_for(path).string() + "')");
+  }
+  pending->write(lines);
+  pending->sync();
+  // 3. The previous run's derived files, report.json first (kReportDirFiles' order).
+  for (const char* name : kReportDirFiles) {
+    if (std::string(name) == "results.jsonl") continue;
+    if (::unlink((dir / name).c_str()) != 0 && errno != ENOENT) {
+      const int err = errno;
+      throw std::runtime_error(std::strerror(err) + std::string(" (removing the previous report's '") + (dir / name).string() +
+                               "')");
+    }
+  }
+  // 4. The directory becomes the new run's.
+  try {
+    return pending->commit_keeping_open();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(e.what() + std::string(" (replacing '") + path.string() + "')");
+  }
 }
 
 }  // namespace moeval::cli

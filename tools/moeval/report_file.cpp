@@ -11,24 +11,14 @@
 #include <stdexcept>
 
 #include "exit_codes.h"
+#include "json_text.h"
+#include "text_file.h"
 #include "moeval/golden/atomic_write.h"
 
 namespace moeval::cli {
 namespace {
 
 std::string errno_text(int err) { return std::strerror(err); }
-
-void write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(errno_text(errno));
-    }
-    done += std::size_t(n);
-  }
-}
 
 std::string directory_of(const std::string& path) {
   const std::filesystem::path p(path);
@@ -113,29 +103,8 @@ ReportFile::~ReportFile() {
 }
 
 void ReportFile::replace(const std::string& text, bool durable) {
-  const std::string temp = golden::temp_path_for(target_).string();
-  const golden::TempFileRegistration registered(temp);
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error(errno_text(errno));
-  try {
-    write_all(fd, text);
-    if (::fchmod(fd, mode_) != 0) throw std::runtime_error(errno_text(errno));
-    if (durable && ::fsync(fd) != 0) throw std::runtime_error(errno_text(errno));
-    if (::close(fd) != 0) {
-      const int err = errno;
-      ::unlink(temp.c_str());
-      throw std::runtime_error(errno_text(err));
-    }
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    throw;
-  }
-  if (::rename(temp.c_str(), target_.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    throw std::runtime_error(errno_text(err));
-  }
+  // The constructor removed the temp files of dead writers: each rewrite need not scan again.
+  write_text_file_atomically(target_, text, ReplaceOptions{mode_, durable, false});
 }
 
 void ReportFile::progress(const nlohmann::json& report) {
@@ -143,7 +112,7 @@ void ReportFile::progress(const nlohmann::json& report) {
   nlohmann::json partial = report;
   partial["complete"] = false;
   try {
-    replace(partial.dump(2) + "\n", false);
+    replace(json_text(partial, 2) + "\n", false);
   } catch (const std::exception& e) {
     if (!warned_) {
       std::fprintf(stderr, "moeval: warning: cannot update the JSON report '%s': %s; trying again at the end\n",
@@ -157,7 +126,7 @@ void ReportFile::finish(const nlohmann::json& report) {
   if (path_.empty()) return;
   nlohmann::json full = report;
   full["complete"] = true;
-  const std::string text = full.dump(2) + "\n";
+  const std::string text = json_text(full, 2) + "\n";
   try {
     if (stream_fd_ >= 0) {
       std::fflush(stdout);  // the report follows the lines already printed when both go to stdout

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "json_text.h"
+
 namespace moeval::cli {
 namespace {
 
@@ -10,7 +12,7 @@ std::string field(const nlohmann::json& j) {
   if (j.is_null()) return "";
   if (j.is_string()) return j.get<std::string>();
   if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
-  return j.dump();
+  return json_text(j);
 }
 
 std::string csv_quote(const std::string& s) {

@@ -11,12 +11,15 @@
 namespace moeval::cli {
 
 // Each argument is a shard's report directory, or a directory holding shard-<i>-of-<n>
-// subdirectories (what `check --out DIR --shard i/n` writes): those are taken in order.
+// subdirectories (what `check --out DIR --shard i/n` writes): those are taken in order. A
+// directory that holds both a report and shard directories holds two runs: UsageError.
 std::vector<std::filesystem::path> expand_report_dirs(const std::vector<std::filesystem::path>& dirs);
 
-// Throws UsageError when the reports are not the shards of one selection: another matrix, filter,
-// seed count, contract or job count; a shard missing or given twice; a check index outside the
-// selection or in two shards. Each message names the directories involved.
+// Throws UsageError when the reports are not the shards of one selection run by one build:
+// another moeval version or commit, matrix, filter, seed count, contract or job count; a shard
+// missing or given twice; a check index outside the selection, in two shards, or twice in one.
+// Each message names the directories involved. The reports are load_run's (validated) or built
+// in memory by make_header.
 RunReport merge_runs(const std::vector<RunReport>& runs, const std::vector<std::filesystem::path>& dirs);
 
 }  // namespace moeval::cli

@@ -1,10 +1,11 @@
 #include "run_report.h"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "exit_codes.h"
+#include "report_validation.h"
+#include "text_file.h"
 
 namespace moeval::cli {
 namespace {
@@ -17,6 +18,50 @@ void require_schema(const nlohmann::json& j, const std::filesystem::path& file) 
     throw UsageError("report '" + file.string() + "': schema_version is " + j["schema_version"].dump() +
                      " but this moeval reads version " + std::to_string(kReportSchemaVersion));
   }
+}
+
+// The file's text; one that cannot be read is refused with the system's reason ("Is a
+// directory", "Permission denied"), not mistaken for an empty or corrupt one.
+std::string read_report_file(const std::filesystem::path& file) {
+  try {
+    return read_text_file(file);
+  } catch (const std::exception& e) {
+    throw UsageError("report '" + file.string() + "': cannot be read: " + e.what());
+  }
+}
+
+// One field of a header as a message shows it: JSON text, cut short; "missing" when absent.
+std::string field_text(const nlohmann::json& header, const nlohmann::json::json_pointer& at) {
+  if (!header.contains(at)) return "missing";
+  const std::string text = header.at(at).dump();
+  return text.size() > 80 ? text.substr(0, 77) + "..." : text;
+}
+
+// report.json is derived from results.jsonl when its run ends, so both hold that run's header. A
+// report.json beside another run's lines (a run that started in the directory and was killed
+// before it removed report.json, as moeval's start once allowed, or files copied together) would
+// be taken for the directory's run and the newer lines ignored: refused, naming the first field
+// that differs.
+void require_one_run(const std::filesystem::path& dir, const nlohmann::json& report_header) {
+  const auto lines = dir / "results.jsonl";
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(lines, ec))) return;  // report.json alone
+  const std::string text = read_report_file(lines);
+  nlohmann::json header = nlohmann::json::parse(text.substr(0, text.find('\n')), nullptr, false);
+  std::string difference = "line 1 of results.jsonl is not a run header";
+  if (header.is_object()) {
+    header.erase("type");
+    if (header == report_header) return;
+    // The first difference, as a JSON pointer ("/run/start_time") made a field name ("run.start_time").
+    const std::string pointer = nlohmann::json::diff(report_header, header).front().value("path", "");
+    const nlohmann::json::json_pointer at(pointer);
+    std::string field = pointer.substr(1);
+    for (char& c : field) c = c == '/' ? '.' : c;
+    difference =
+        field + " is " + field_text(report_header, at) + " in report.json, " + field_text(header, at) + " in results.jsonl";
+  }
+  throw UsageError("report directory '" + dir.string() + "': report.json and results.jsonl are of different runs (" + difference +
+                   "): a later run started there and did not finish; remove report.json to merge that run's lines, or rerun");
 }
 
 }  // namespace
@@ -59,47 +104,66 @@ RunReport load_run(const std::filesystem::path& dir) {
   const auto report_json = dir / "report.json";
   const auto lines = dir / "results.jsonl";
   RunReport r;
-  if (std::filesystem::exists(report_json)) {
-    std::ifstream in(report_json);
-    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded()) throw UsageError("report '" + report_json.string() + "': is not valid JSON");
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(report_json, ec))) {
+    const std::string source = "report '" + report_json.string() + "'";
+    nlohmann::json j = nlohmann::json::parse(read_report_file(report_json), nullptr, false);
+    if (j.is_discarded()) throw UsageError(source + ": is not valid JSON");
     require_schema(j, report_json);
-    for (auto& c : j.at("checks")) r.checks.push_back(c);
-    if (j.value("complete", false)) {
-      r.end = {{"end_time", j["run"].value("end_time", "")}, {"duration_s", j["run"].value("duration_s", 0.0)},
-               {"interrupted", j.value("interrupted", false)}};
+    validate_report_header(j, source);
+    validate_report_json_ending(j, source);
+    const long selected = j.at("run").at("jobs_selected").get<long>();
+    const nlohmann::json& checks = j.at("checks");
+    for (std::size_t i = 0; i < checks.size(); ++i) {
+      validate_check_record(checks[i], selected, source, "checks[" + std::to_string(i) + "]");
+      r.checks.push_back(checks[i]);
+    }
+    if (j.at("complete").get<bool>()) {
+      r.end = {{"end_time", j.at("run").at("end_time")}, {"duration_s", j.at("run").at("duration_s")},
+               {"interrupted", j.at("interrupted")}};
     }
     for (const char* k : {"checks", "summary", "complete", "interrupted"}) j.erase(k);
-    j["run"].erase("end_time");
-    j["run"].erase("duration_s");
+    j.at("run").erase("end_time");
+    j.at("run").erase("duration_s");
+    require_one_run(dir, j);
     r.header = std::move(j);
     return r;
   }
-  if (!std::filesystem::exists(lines)) {
+  if (!std::filesystem::exists(std::filesystem::symlink_status(lines, ec))) {
     throw UsageError("report directory '" + dir.string() + "': holds neither report.json nor results.jsonl");
   }
-  std::ifstream in(lines);
+  std::istringstream in(read_report_file(lines));
   std::string line;
   int number = 0;
+  long selected = 0;
   while (std::getline(in, line)) {
     ++number;
+    const std::string source = "report '" + lines.string() + "', line " + std::to_string(number);
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) {
       if (in.peek() == std::char_traits<char>::eof()) break;  // the line a killed run was writing
       throw UsageError("report '" + lines.string() + "': line " + std::to_string(number) + " is not valid JSON");
     }
-    const std::string type = j.value("type", "");
+    const nlohmann::json* type_field = j.is_object() && j.contains("type") ? &j.at("type") : nullptr;
+    const std::string type = type_field && type_field->is_string() ? type_field->get<std::string>() : "";
     if (number == 1) {
       if (type != "header") throw UsageError("report '" + lines.string() + "': line 1 is not the run's header");
       require_schema(j, lines);
+      validate_report_header(j, source);
+      selected = j.at("run").at("jobs_selected").get<long>();
       j.erase("type");
       r.header = std::move(j);
     } else if (type == "check") {
+      validate_check_record(j, selected, source, "check");
       j.erase("type");
       r.checks.push_back(std::move(j));
     } else if (type == "end") {
+      validate_report_end(j, source);
       j.erase("type");
       r.end = std::move(j);
+    } else {
+      throw UsageError(source + ": type is " + (type_field ? type_field->dump() : std::string("missing")) +
+                       "; allowed: \"check\" or \"end\" (the header is line 1)");
     }
   }
   if (r.header.is_null()) throw UsageError("report '" + lines.string() + "': is empty");

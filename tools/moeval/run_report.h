@@ -38,7 +38,10 @@ nlohmann::json to_report_json(const RunReport& report);
 
 // Reads DIR/report.json, or — for a run that was killed before it wrote one — DIR/results.jsonl
 // (its complete lines; a torn last line is dropped). Throws UsageError naming the file and what is
-// wrong (missing, not JSON, another schema version).
+// wrong: missing, unreadable (the system's reason), not JSON, another schema version, or a field
+// that merge and the report writers read missing, mistyped or out of range (report_validation.h),
+// or a report.json beside a results.jsonl whose header is another run's (a later run that was
+// killed at its start: taking report.json would merge the stale run).
 RunReport load_run(const std::filesystem::path& dir);
 
 }  // namespace moeval::cli

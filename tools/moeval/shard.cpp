@@ -48,8 +48,12 @@ Shard resolve_shard(const std::string& option, const EnvLookup& env) {
     const char* rank;
     const char* size;
   };
-  for (const Launcher l : {Launcher{"SLURM_PROCID", "SLURM_NTASKS"}, Launcher{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                           Launcher{"PMI_RANK", "PMI_SIZE"}}) {
+  // The innermost launcher first: an sbatch script's environment holds SLURM_PROCID=0 for every
+  // process it starts, so `mpirun -np 16 moeval check` inside it must take MPI's rank, not Slurm's.
+  // Open MPI and MPICH/Intel MPI (PMI) are started by mpirun/mpiexec inside a Slurm allocation,
+  // never the reverse; srun sets only Slurm's variables (or, with --mpi=pmi2, equal PMI ones).
+  for (const Launcher l : {Launcher{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, Launcher{"PMI_RANK", "PMI_SIZE"},
+                           Launcher{"SLURM_PROCID", "SLURM_NTASKS"}}) {
     const auto rank = env(l.rank);
     const auto size = env(l.size);
     if (!rank && !size) continue;

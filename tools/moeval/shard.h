@@ -31,10 +31,10 @@ Shard parse_shard(const std::string& text);
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 EnvLookup process_environment();
 
-// The shard of this process: --shard when given (`option` non-empty), otherwise the first launcher
-// whose rank and size are both set: Slurm (SLURM_PROCID / SLURM_NTASKS), Open MPI
-// (OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE), PMI (PMI_RANK / PMI_SIZE, MPICH and Intel MPI);
-// 0/1 when none is. A rank without its size (or the reverse), a value that is not a number, or a
+// The shard of this process: --shard when given (`option` non-empty), otherwise the innermost
+// launcher whose variables are set: Open MPI (OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE), then
+// PMI (PMI_RANK / PMI_SIZE, MPICH and Intel MPI), then Slurm (SLURM_PROCID / SLURM_NTASKS: an
+// sbatch script's SLURM_PROCID=0 reaches every rank of an mpirun inside it); 0/1 when none is. A rank without its size (or the reverse), a value that is not a number, or a
 // rank outside [0, size) is a UsageError naming the variables.
 Shard resolve_shard(const std::string& option, const EnvLookup& env);
 

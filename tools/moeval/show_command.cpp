@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "plural.h"
+#include "validators.h"
 #include "moeval/golden/case_codec.h"
 #include "moeval/golden/errors.h"
 #include "moeval/golden/golden_file.h"
@@ -84,8 +85,9 @@ Runner add_show_command(CLI::App& app) {
   auto o = std::make_shared<ShowOptions>();
   cmd->add_option("file", o->file, "A reproduce file (moeval-repro/*.h5) or a golden family file")
       ->required()
+      ->check(not_empty("a reproduce or golden file"))
       ->check(CLI::ExistingFile);
-  cmd->add_option("--case", o->case_name, "Only this case");
+  cmd->add_option("--case", o->case_name, "Only this case")->check(not_empty("a case name"));
   return [o] { return run_show(*o); };
 }
 

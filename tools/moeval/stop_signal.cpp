@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 namespace moeval::cli {
 namespace {
 
 std::atomic<bool> g_requested{false};
+const char* g_message = "";
 struct sigaction g_previous_int {};
 
 void on_signal(int sig) {
@@ -18,15 +20,15 @@ void on_signal(int sig) {
     ::raise(sig);
     return;
   }
-  static const char msg[] = "\nmoeval: stopping after the checks in flight (again to stop now); the report is written\n";
-  const ssize_t ignored = ::write(2, msg, sizeof msg - 1);
+  const ssize_t ignored = ::write(2, g_message, std::strlen(g_message));
   (void)ignored;
 }
 
 }  // namespace
 
-StopOnSignal::StopOnSignal() {
+StopOnSignal::StopOnSignal(const char* message) {
   g_requested = false;
+  g_message = message;
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);

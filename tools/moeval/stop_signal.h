@@ -1,4 +1,4 @@
-// Ctrl-C during `moeval check`: the first SIGINT asks the run to stop once the jobs in flight
+// Ctrl-C during `moeval check` (and `moeval golden --update`): the first SIGINT asks the run to stop once the jobs in flight
 // finish, so the report (marked interrupted) is still written, and the process then ends by
 // SIGINT as a shell expects (end_by_signal); a second Ctrl-C ends it at once through the handler
 // installed before (golden's, which removes temp files and re-raises). SIGTERM is left alone: a
@@ -11,7 +11,10 @@ namespace moeval::cli {
 
 class StopOnSignal {
  public:
-  StopOnSignal();   // installs the handlers
+  // Installs the handlers; `message` (a string literal: the handler writes it) is printed on
+  // stderr at the first signal.
+  explicit StopOnSignal(
+      const char* message = "\nmoeval: stopping after the checks in flight (again to stop now); the report is written\n");
   ~StopOnSignal();  // puts the previous handlers back
   StopOnSignal(const StopOnSignal&) = delete;
   StopOnSignal& operator=(const StopOnSignal&) = delete;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <utility>
 
 #include "bench_compare.h"
 #include "exit_codes.h"
@@ -57,6 +58,22 @@ TEST(BenchCompare, NotABenchReportIsRefused) {
     FAIL() << "accepted";
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(), "--compare: 'report.json' is not a `moeval bench --json` report (no \"cells\" array)");
+  }
+}
+
+// "device" and "l2_flush" of another type than a string were nlohmann's type_error.302, naming no
+// file; they are refused naming the file and the field.
+TEST(BenchCompare, AMistypedTopLevelFieldIsRefusedNamingTheFile) {
+  const auto good = load("bench-h200-2026-11-30.json");
+  for (const auto& [key, value] : {std::pair<const char*, nlohmann::json>{"device", 5}, {"l2_flush", 1}}) {
+    auto bad = good;
+    bad[key] = value;
+    try {
+      compare_bench(good, bad, "A.json", "B.json");
+      FAIL() << key << " accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), "--compare: 'B.json': \"" + std::string(key) + "\" is " + value.dump() + "; allowed: a string");
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -28,10 +29,10 @@ struct Outcome {
   std::string output;
 };
 
-// `env` is prepended to the command ("VAR=value ..."), the way a launcher sets it.
-Outcome run(const std::string& args, const std::string& env = "") {
+// A shell command line, its stdout and stderr together.
+Outcome shell(const std::string& command) {
   Outcome r;
-  FILE* pipe = ::popen((env + " " + std::string(MOEVAL_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
   if (!pipe) return r;
   char buffer[4096];
   std::size_t n;
@@ -39,6 +40,11 @@ Outcome run(const std::string& args, const std::string& env = "") {
   const int status = ::pclose(pipe);
   r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+// `env` is prepended to the command ("VAR=value ..."), the way a launcher sets it.
+Outcome run(const std::string& args, const std::string& env = "") {
+  return shell(env + " " + std::string(MOEVAL_BINARY) + " " + args);
 }
 
 nlohmann::json read_json(const fs::path& p) {
@@ -121,6 +127,306 @@ TEST_F(CheckCli, ShardsMergeIntoTheSingleRunReport) {
   EXPECT_NE(partial.output.find("shard 1/3 is missing"), std::string::npos) << partial.output;
 }
 
+// A full disk: `report merge` renamed a truncated results.jsonl into place. Needs root (a 64 KiB
+// tmpfs in a private mount namespace, as the catalogue's {full} rows).
+TEST_F(CheckCli, MergeOnAFullDiskLeavesNoTruncatedFile) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  const fs::path runs = dir_ / "run", full = dir_ / "full";
+  ASSERT_EQ(run("check --cpu-only --filter 'kind!=golden' --out " + runs.string()).exit, 0);  // some 300 KB of lines
+  fs::create_directories(full);
+  const std::string script = "mount -t tmpfs -o size=64k tmpfs " + full.string() + " || exit 99; " + MOEVAL_BINARY +
+                             " report merge --out " + full.string() + "/m " + runs.string() + "; echo rc=$?; ls -A " +
+                             full.string() + "/m; echo end";
+  const Outcome r = shell("unshare -m sh -c '" + script + "'");
+  if (r.exit == 99) GTEST_SKIP() << "cannot mount a tmpfs here: " << r.output;
+  EXPECT_NE(r.output.find("cannot write the merged report '" + full.string() + "/m/results.jsonl': No space left on device"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("rc=2\nend\n"), std::string::npos) << "the directory must be empty:\n" << r.output;
+}
+
+// Every file under `dir`, with its bytes: what "nothing was written" is compared against.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    files[e.path().string()] = text.str();
+  }
+  return files;
+}
+
+// The quick matrix without the golden families: a second's work, every job SKIPPED here.
+const std::string kQuickGpuJobs = "check --cpu-only --matrix quick --filter 'kind!=golden'";
+
+// --out among the inputs overwrote one (--out SHARD_DIR) or mixed the merged report into them:
+// refused before anything is written, as is an input inside --out.
+TEST_F(CheckCli, MergeRefusesAnOutAmongItsInputs) {
+  const fs::path runs = dir_ / "runs";
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(run(kQuickGpuJobs + " --shard " + std::to_string(i) + "/2 --out " + runs.string()).exit, 0);
+  }
+  const auto before = snapshot(dir_);
+  for (const fs::path& out : {runs / "shard-0-of-2", runs, runs / "shard-7-of-9", runs / "shard-x" / "m", dir_,
+                              fs::path(runs.string() + "/")}) {
+    const Outcome r = run("report merge --out " + out.string() + " " + runs.string());
+    EXPECT_EQ(r.exit, 2) << out << "\n" << r.output;
+    EXPECT_NE(r.output.find("write the merged report elsewhere (nothing was written)"), std::string::npos) << r.output;
+    EXPECT_EQ(snapshot(dir_), before) << "--out " << out;
+  }
+  // The message names the directory --out collides with: the shard, not the directory given.
+  const Outcome shard = run("report merge --out " + (runs / "shard-0-of-2").string() + " " + runs.string());
+  EXPECT_NE(shard.output.find("--out '" + (runs / "shard-0-of-2").string() + "' is the input directory '" +
+                              (runs / "shard-0-of-2").string() + "'"),
+            std::string::npos)
+      << shard.output;
+  // A shard-* directory inside the input would be taken for a shard by the next merge of it.
+  const Outcome named = run("report merge --out " + (runs / "shard-7-of-9").string() + " " + runs.string());
+  EXPECT_NE(named.output.find("is named like a shard directory inside the input directory '" + runs.string() + "'"),
+            std::string::npos)
+      << named.output;
+  const Outcome inside = run("report merge --out " + runs.string() + "/shard-0-of-2/m " + (runs / "shard-0-of-2").string() + " " +
+                             (runs / "shard-1-of-2").string());
+  EXPECT_EQ(inside.exit, 2) << inside.output;
+  EXPECT_NE(inside.output.find("lies inside the input directory '" + (runs / "shard-0-of-2").string() + "'"), std::string::npos)
+      << inside.output;
+  const Outcome elsewhere = run("report merge --out " + (dir_ / "merged").string() + " " + runs.string());
+  EXPECT_EQ(elsewhere.exit, 0) << elsewhere.output;
+  // Beside the shards, under another name, the merged report is harmless: a merge of `runs` reads
+  // only its shard-* directories. This worked before --out was checked, and must still.
+  const Outcome beside = run("report merge --out " + (runs / "merged").string() + " " + runs.string());
+  EXPECT_EQ(beside.exit, 0) << beside.output;
+  const Outcome again = run("report merge --out " + (dir_ / "merged-again").string() + " " + runs.string());
+  EXPECT_EQ(again.exit, 0) << again.output;
+}
+
+// A merge into a directory whose previous report cannot be cleared (its junit.xml is a directory)
+// changes nothing there: the previous merge's results.jsonl used to be replaced first.
+TEST_F(CheckCli, AMergeThatCannotClearItsOutChangesNothing) {
+  const fs::path runs = dir_ / "runs", merged = dir_ / "merged";
+  ASSERT_EQ(run(kQuickGpuJobs + " --out " + runs.string()).exit, 0);
+  ASSERT_EQ(run("report merge --out " + merged.string() + " " + runs.string()).exit, 0);
+  fs::remove(merged / "junit.xml");
+  fs::create_directories(merged / "junit.xml" / "inside");
+  const auto before = snapshot(merged);
+  ASSERT_EQ(run(kQuickGpuJobs + " --out " + runs.string()).exit, 0);  // a new run: another header
+  const Outcome r = run("report merge --out " + merged.string() + " " + runs.string());
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_NE(r.output.find("'" + (merged / "junit.xml").string() + "' is a directory, not a report file"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(snapshot(merged), before);
+  for (const auto& e : fs::directory_iterator(merged)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temp left: " << e.path();
+  }
+}
+
+// An empty value is not "not given": `golden --update --dir ''` rewrote the default corpus, and
+// `check --out ''` / `--json ''` wrote nothing and said nothing.
+TEST_F(CheckCli, AnEmptyPathIsAUsageError) {
+  for (const char* args : {"check --out ''", "check --json ''", "check --repro-dir ''", "check --golden-dir ''",
+                           "check --repro ''", "check --shard ''", "sweep --out ''", "sweep --json ''", "golden --dir ''",
+                           "golden --update --dir ''", "golden --case ''", "bench --json ''", "bench --shapes ''",
+                           "bench --compare '' /etc/passwd", "report merge --out '' /tmp", "report merge --out /tmp ''",
+                           "show ''"}) {
+    const Outcome r = run(args);
+    EXPECT_EQ(r.exit, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(": an empty value is not allowed; give "), std::string::npos) << args << "\n" << r.output;
+  }
+  // The default corpus is untouched.
+  const fs::path corpus = dir_ / "corpus";
+  fs::create_directories(corpus);
+  std::ofstream(corpus / "layer.h5") << "not the layer file";
+  const Outcome update = run("golden --update --family layer --dir ''", "MOEVAL_GOLDEN_DIR=" + corpus.string());
+  EXPECT_EQ(update.exit, 2) << update.output;
+  EXPECT_EQ(snapshot(corpus).begin()->second, "not the layer file");
+}
+
+// The collapsed "SKIPPED  gpu tier (N jobs)" line counted as one skipped on stdout and in --json
+// while report.json and junit.xml said N.
+TEST_F(CheckCli, EveryCountIsOfJobs) {
+  const fs::path out = dir_ / "report", json = dir_ / "r.json";
+  const Outcome r = run(kQuickGpuJobs + " --out " + out.string() + " --json " + json.string());
+  ASSERT_EQ(r.exit, 0) << r.output;
+  const nlohmann::json report = read_json(out / "report.json");
+  const long skipped = report["summary"]["skipped"].get<long>();
+  EXPECT_EQ(skipped, long(report["checks"].size()));
+  EXPECT_GT(skipped, 1);
+  EXPECT_NE(r.output.find("SKIPPED  gpu tier (" + std::to_string(skipped) + " jobs)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("check: 0 passed, 0 failed, " + std::to_string(skipped) + " skipped"), std::string::npos) << r.output;
+  const nlohmann::json summary = read_json(json);
+  EXPECT_EQ(summary["skipped"], skipped);
+  EXPECT_EQ(summary["passed"], 0);
+  std::ifstream junit(out / "junit.xml");
+  std::stringstream xml;
+  xml << junit.rdbuf();
+  EXPECT_NE(xml.str().find("skipped=\"" + std::to_string(skipped) + "\""), std::string::npos);
+}
+
+// --golden-dir is checked before any work and any write: a missing directory, a file, or a corrupt
+// golden file used to be FAIL lines and exit 1, after --out had replaced a good report.
+TEST_F(CheckCli, ABadGoldenDirIsRefusedBeforeAnyWork) {
+  const fs::path out = dir_ / "report";
+  ASSERT_EQ(run(kQuickGpuJobs + " --out " + out.string()).exit, 0);
+  const auto before = snapshot(out);
+  const fs::path corrupt = dir_ / "corrupt";
+  fs::create_directories(corrupt);
+  std::ofstream(corrupt / "layer.h5") << "not hdf5\n";
+  const std::string golden = "check --cpu-only --matrix quick --filter 'id=golden layer.h5' --out " + out.string();
+  struct Bad {
+    std::string dir, message;
+  };
+  for (const Bad& bad : {Bad{(dir_ / "none").string(), "golden directory '" + (dir_ / "none").string() + "' does not exist"},
+                         Bad{"/etc/passwd", "golden directory '/etc/passwd' is not a directory"},
+                         Bad{corrupt.string(), "golden file '" + (corrupt / "layer.h5").string() + "': is not an HDF5 file"},
+                         Bad{dir_.string(), "golden file '" + (dir_ / "layer.h5").string() + "': does not exist"}}) {
+    const Outcome r = run(golden + " --golden-dir " + bad.dir);
+    EXPECT_EQ(r.exit, 2) << r.output;
+    EXPECT_NE(r.output.find("moeval check: error: " + bad.message), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("FAIL"), std::string::npos) << r.output;
+    EXPECT_EQ(snapshot(out), before) << "the previous report was touched";
+  }
+  // Given, it is checked even when no golden job is selected (and with --list).
+  const Outcome listed = run("check --matrix quick --list --filter kind=gemm1 --golden-dir " + (dir_ / "none").string());
+  EXPECT_EQ(listed.exit, 2) << listed.output;
+  const Outcome help = run("check --help");
+  EXPECT_NE(help.output.find("$MOEVAL_GOLDEN_DIR, else the source tree's golden/data"), std::string::npos) << help.output;
+}
+
+// --repro replays a file: the selection options it would ignore are refused.
+TEST_F(CheckCli, ReproTakesNoSelectionOption) {
+  const std::string repro = "check --repro " + std::string(MOEVAL_GOLDEN_DATA) + "/wna16.h5";
+  for (const char* option : {"--matrix quick", "--filter kind=golden", "--seeds 2", "--shard 0/2", "--list",
+                             "--golden-dir /tmp", "--repro-dir /tmp", "--cpu-only", "--out /tmp/x", "--json /tmp/x.json"}) {
+    const Outcome r = run(repro + " " + option);
+    EXPECT_EQ(r.exit, 2) << option << "\n" << r.output;
+    const std::string name = std::string(option).substr(0, std::string(option).find(' '));
+    EXPECT_TRUE(r.output.find(name + " excludes --repro") != std::string::npos ||
+                r.output.find("--repro excludes " + name) != std::string::npos)
+        << option << "\n" << r.output;
+  }
+}
+
+// Inside an sbatch script (SLURM_PROCID=0 for every process), `mpirun -np N moeval check` takes
+// each rank from MPI, the inner launcher; every rank used to be shard 0.
+TEST_F(CheckCli, MpiRankWinsOverAnOuterSlurmStep) {
+  const Outcome r =
+      run("check --matrix quick --list", "SLURM_PROCID=0 SLURM_NTASKS=16 OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2");
+  EXPECT_NE(r.output.find("15 jobs of the quick matrix in shard 1/2 (of 30 selected)"), std::string::npos) << r.output;
+}
+
+// --json in the --out directory this run creates works on the first run; --json onto one of the
+// report directory's own files is refused (it clobbered results.jsonl).
+TEST_F(CheckCli, JsonBesideTheReportDirectory) {
+  const fs::path out = dir_ / "new";
+  const Outcome first = run(kQuickGpuJobs + " --out " + out.string() + " --json " + (out / "summary.json").string());
+  ASSERT_EQ(first.exit, 0) << first.output;
+  EXPECT_EQ(read_json(out / "summary.json")["complete"], true);
+  const auto before = snapshot(out);
+  for (const std::string& own : {std::string("results.jsonl"), std::string("report.json"), std::string("junit.xml")}) {
+    const Outcome r = run(kQuickGpuJobs + " --out " + out.string() + " --json " + (out / own).string());
+    EXPECT_EQ(r.exit, 2) << r.output;
+    EXPECT_NE(r.output.find("is the report directory's own " + own), std::string::npos) << r.output;
+    EXPECT_EQ(snapshot(out), before);
+  }
+  const Outcome shard = run(kQuickGpuJobs + " --shard 0/2 --out " + out.string() + " --json " +
+                            (out / "shard-0-of-2" / "results.csv").string());
+  EXPECT_EQ(shard.exit, 2) << shard.output;
+  // A shard's --json onto DIR/report.json would make DIR hold a report beside its shards.
+  const Outcome beside = run(kQuickGpuJobs + " --shard 0/2 --out " + (dir_ / "sharded").string() + " --json " +
+                             (dir_ / "sharded" / "report.json").string());
+  EXPECT_EQ(beside.exit, 2) << beside.output;
+  EXPECT_NE(beside.output.find("(--out writes the shards' reports beside it)"), std::string::npos) << beside.output;
+}
+
+// The same with --out not created yet and the paths spelt differently: the check compared the
+// paths as given when no part of them existed, and the report overwrote the --json output.
+TEST_F(CheckCli, JsonOntoAReportFileOfANewOutIsRefused) {
+  const std::string in_dir = "cd " + dir_.string() + " && " + MOEVAL_BINARY + " ";
+  for (const std::string& json : {dir_.string() + "/r6/report.json", std::string("./r6/../r6/results.jsonl"),
+                                  std::string("r6//junit.xml")}) {
+    const Outcome r = shell(in_dir + kQuickGpuJobs + " --out r6 --json " + json);
+    EXPECT_EQ(r.exit, 2) << json << "\n" << r.output;
+    EXPECT_NE(r.output.find("--json '" + json + "' is the report directory's own "), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir_ / "r6")) << json << ": refused before anything is written";
+  }
+  // A shard's --json onto the shared directory's report.json, the shard directory not there yet.
+  const Outcome shard = shell(in_dir + kQuickGpuJobs + " --shard 1/2 --out s --json " + dir_.string() + "/s/report.json");
+  EXPECT_EQ(shard.exit, 2) << shard.output;
+  EXPECT_NE(shard.output.find("(--out writes the shards' reports beside it)"), std::string::npos) << shard.output;
+  // Another file of the new directory is fine.
+  const Outcome ok = shell(in_dir + kQuickGpuJobs + " --out r6 --json ./r6/../r6/summary.json");
+  EXPECT_EQ(ok.exit, 0) << ok.output;
+  EXPECT_EQ(read_json(dir_ / "r6" / "summary.json")["complete"], true);
+  EXPECT_EQ(read_json(dir_ / "r6" / "report.json")["complete"], true);
+}
+
+// Arguments and paths may be any bytes: the run header (argv) and a merge's merged_from (paths)
+// with invalid UTF-8 made nlohmann throw half-way ("[json.exception.type_error.316] ..."), exit 2
+// with a temp file and an open descriptor left. They are written with U+FFFD instead.
+TEST_F(CheckCli, PathsThatAreNotUtf8AreReportedNotFatal) {
+  const std::string in_dir = "cd " + dir_.string() + " && " + MOEVAL_BINARY + " ";
+  const Outcome r = shell(in_dir + kQuickGpuJobs + " --out \"$(printf 'r\\377')\" --repro-dir \"$(printf 'rd\\377')\"");
+  ASSERT_EQ(r.exit, 0) << r.output;
+  const fs::path out = dir_ / "r\xff";
+  ASSERT_TRUE(fs::exists(out / "report.json")) << r.output;
+  EXPECT_NE(read_json(out / "report.json")["run"]["command"].get<std::string>().find("rd\xEF\xBF\xBD"), std::string::npos);
+  for (const auto& e : fs::directory_iterator(out)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temp left: " << e.path();
+  }
+  const Outcome merged = shell(in_dir + "report merge --out m \"$(printf 'r\\377')\"");
+  ASSERT_EQ(merged.exit, 0) << merged.output;
+  EXPECT_EQ(read_json(dir_ / "m" / "report.json")["run"]["merged_from"][0], "r\xEF\xBF\xBD");
+}
+
+// `moeval --help` gives the exit-code scheme of docs/errors.md, merge's exit 3 included.
+TEST_F(CheckCli, HelpGivesTheExitCodes) {
+  const Outcome r = run("--help");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_NE(r.output.find("3 nothing could run, or not everything required (no usable GPU; a merge of shards that "
+                          "did not all finish)"),
+            std::string::npos)
+      << r.output;
+}
+
+// The golden directory is read before any work only when the run uses it (docs/errors.md): a
+// missing default corpus does not stop a run without golden jobs.
+TEST_F(CheckCli, TheGoldenDirectoryIsReadOnlyWhenUsed) {
+  const std::string none = "MOEVAL_GOLDEN_DIR=" + (dir_ / "none").string();
+  EXPECT_EQ(run(kQuickGpuJobs, none).exit, 0);
+  const Outcome golden = run("check --cpu-only --matrix quick --filter 'id=golden layer.h5'", none);
+  EXPECT_EQ(golden.exit, 2) << golden.output;
+  EXPECT_NE(golden.output.find("golden directory '" + (dir_ / "none").string() + "' does not exist"), std::string::npos)
+      << golden.output;
+}
+
+bool is_golden_update_header(const std::string& line) { return line.rfind("moeval golden --update: ", 0) == 0; }
+
+// Ctrl-C during `golden --update`: the family in flight finishes, and the files already rewritten
+// are named before the process ends by SIGINT (it used to end silently with 130).
+TEST_F(CheckCli, AnInterruptedGoldenUpdateNamesTheFilesItRewrote) {
+  const fs::path corpus = dir_ / "corpus";
+  fs::create_directories(corpus);
+  for (const char* name : {"wna16.h5", "marlin.h5", "layouts.h5", "layer.h5"}) {
+    fs::copy_file(fs::path(MOEVAL_GOLDEN_DATA) / name, corpus / name);
+  }
+  // wna16.h5 holds the layer family's cases: the update rewrites it first.
+  fs::copy_file(fs::path(MOEVAL_GOLDEN_DATA) / "layer.h5", corpus / "wna16.h5", fs::copy_options::overwrite_existing);
+  // Signalled once the update has begun (wna16.h5 in flight).
+  const test_support::SignalledRun r = test_support::run_and_signal(
+      MOEVAL_BINARY, {"golden", "--update", "--dir", corpus.string()}, 1, SIGINT, is_golden_update_header);
+  ASSERT_TRUE(r.started);
+  ASSERT_TRUE(WIFSIGNALED(r.status)) << r.output;
+  EXPECT_EQ(WTERMSIG(r.status), SIGINT);
+  EXPECT_NE(r.output.find("  wna16.h5: rewritten"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("golden --update: interrupted after "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" of 4 files; rewritten: wna16.h5"), std::string::npos) << r.output;
+  for (const auto& e : fs::directory_iterator(corpus)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temp left: " << e.path();
+  }
+}
+
 TEST_F(CheckCli, ShowPrintsAGoldenFilesCasesAndRefusesAnUnknownCase) {
   const std::string file = std::string(MOEVAL_GOLDEN_DATA) + "/layer.h5";
   const Outcome all = run("show " + file);
@@ -156,12 +462,33 @@ TEST_F(CheckCli, AKilledRunKeepsItsLinesAndMergeReadsThem) {
   ASSERT_TRUE(WIFSIGNALED(r.status)) << text;
   EXPECT_FALSE(fs::exists(out / "report.json")) << "written at the end only";
   const Outcome merged = run("report merge --out " + (dir_ / "merged").string() + " " + out.string());
-  ASSERT_EQ(merged.exit, 0) << merged.output;
+  // Exit 0 would say everything required ran; the killed shard's checks did not (docs/errors.md).
+  ASSERT_EQ(merged.exit, 3) << merged.output;
   EXPECT_NE(merged.output.find("(a shard did not finish)"), std::string::npos) << merged.output;
+  EXPECT_NE(merged.output.find("of the selection did not run (a shard was interrupted or did not finish)"), std::string::npos)
+      << merged.output;
   const nlohmann::json report = read_json(dir_ / "merged" / "report.json");
   EXPECT_EQ(report["complete"], false);
   EXPECT_GE(report["checks"].size(), 1u) << "the check printed before the kill is in results.jsonl";
   EXPECT_EQ(report["checks"].size() + report["summary"]["not_run"].get<std::size_t>(), 4u);
+}
+
+// A new run in a report directory removes what the previous run derived before it writes a line:
+// a run killed half-way used to sit beside the previous run's junit.xml and results.csv.
+TEST_F(CheckCli, AKilledRunLeavesNoFileOfThePreviousRun) {
+  const fs::path out = dir_ / "report";
+  ASSERT_EQ(run(kQuickGpuJobs + " --out " + out.string()).exit, 0);
+  ASSERT_TRUE(fs::exists(out / "junit.xml"));
+  const test_support::SignalledRun r = golden_run_signalled(out, SIGKILL);
+  ASSERT_TRUE(r.started);
+  ASSERT_TRUE(WIFSIGNALED(r.status)) << r.output;
+  for (const char* name : {"report.json", "results.csv", "junit.xml"}) {
+    EXPECT_FALSE(fs::exists(out / name)) << name << " of the previous run survived";
+  }
+  std::ifstream lines(out / "results.jsonl");
+  std::string header;
+  std::getline(lines, header);
+  EXPECT_NE(header.find("kind=golden"), std::string::npos) << "results.jsonl is the killed run's: " << header;
 }
 
 TEST_F(CheckCli, CtrlCWritesThePartialReport) {
@@ -188,7 +515,7 @@ TEST_F(CheckCli, CtrlCWritesThePartialReport) {
 // `moeval sweep` takes check's selection options: --list prints every GEMM case as a job on every
 // device and needs no GPU; --filter kind=gemm1 reaches them; a run without a GPU is exit 3 and
 // writes no report.
-TEST_F(CheckCli, SweepSelectsLikeCheckAndNeedsAGpuToRun) {
+TEST_F(CheckCli, SweepSelectsLikeCheck) {
   const Outcome list = run("sweep --matrix quick --list --filter kind=gemm1");
   ASSERT_EQ(list.exit, 0) << list.output;
   EXPECT_NE(list.output.find("on every device"), std::string::npos) << list.output;
@@ -201,12 +528,16 @@ TEST_F(CheckCli, SweepSelectsLikeCheckAndNeedsAGpuToRun) {
   const Outcome shard = run("sweep --matrix quick --list --shard 1/2");
   EXPECT_EQ(shard.exit, 0) << shard.output;
   EXPECT_LT(count_lines(shard.output), count_lines(seeds.output));
-  // With a GPU visible the sweep would run: the no-GPU exit is this machine's only.
-  if (::system("nvidia-smi -L > /dev/null 2>&1") == 0) return;
+}
+
+// Without a GPU the sweep runs nothing and says so (exit 3). On a machine with one the sweep would
+// run: Skipped there, not passed, since this half is then unchecked.
+TEST_F(CheckCli, SweepWithoutAGpuRunsNothing) {
+  if (::system("nvidia-smi -L > /dev/null 2>&1") == 0) GTEST_SKIP() << "a GPU is visible: the sweep would run";
   const Outcome none = run("sweep --matrix quick --out " + (dir_ / "sweep").string());
   EXPECT_EQ(none.exit, 3) << none.output;
   EXPECT_NE(none.output.find("nothing was swept"), std::string::npos) << none.output;
-  EXPECT_FALSE(fs::exists(dir_ / "sweep" / "report.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "sweep")) << "the report directory is created only for a run";
 }
 
 }  // namespace

@@ -39,6 +39,11 @@
 #include "moeval/kernels/wna16_moe.h"
 #include "moeval/reference/gemm_reference.h"
 #include "moeval/testbed/devices.h"
+#include "job_runner.h"
+#include "matrices.h"
+#include "report_dir.h"
+#include "run_header.h"
+#include "shard.h"
 #include "signalled_run.h"
 
 #if MOEVAL_CATALOGUE_GPU
@@ -199,6 +204,60 @@ std::string problem_message(const std::function<void(MoeProblem&)>& change) {
   return message_of([&] { p.validate(); });
 }
 
+// ---- report directories the merge rows read ---------------------------------------------------
+
+std::vector<Job> matrix_jobs(MatrixName name) {
+  MatrixOptions o;
+  o.name = name;
+  o.kernels = {"wna16_moe", "marlin_moe"};
+  return build_jobs(o);
+}
+
+// A report directory of a selection of `selected` jobs: `records` written (every one SKIPPED),
+// `in_shard` jobs in its shard; unfinished, it is what a killed run leaves (results.jsonl only).
+void write_report(const fs::path& dir, std::size_t selected, const std::vector<Job>& records, std::size_t in_shard, Shard shard,
+                  bool finished = true, const std::function<void(nlohmann::json&)>& change_header = {}) {
+  RunDescription d;
+  d.command = "moeval check";
+  d.matrix = "quick";
+  d.seeds = 1;
+  d.shard = shard;
+  d.jobs_selected = selected;
+  d.jobs_in_shard = in_shard;
+  nlohmann::json header = make_header(d);
+  if (change_header) change_header(header);
+  ReportDir out(dir, header);
+  for (const Job& j : records) out.add(skipped_record(j, "no CUDA device"));
+  if (finished) out.finish({{"end_time", utc_now()}, {"duration_s", 1.0}, {"interrupted", false}});
+}
+
+// The two shards of the quick matrix in `dir`/shard-I-of-2.
+void write_quick_shards(const fs::path& dir, const std::function<void(int, nlohmann::json&)>& change_header = {}) {
+  const auto all = matrix_jobs(MatrixName::quick);
+  for (int i = 0; i < 2; ++i) {
+    const Shard shard{i, 2, "--shard"};
+    const auto mine = shard_jobs(all, shard);
+    write_report(dir / ("shard-" + std::to_string(i) + "-of-2"), all.size(), mine, mine.size(), shard, true,
+                 [&](nlohmann::json& h) {
+                   if (change_header) change_header(i, h);
+                 });
+  }
+}
+
+// A finished single run of the quick matrix in `dir`, its report.json then changed.
+void write_quick_run(const fs::path& dir, const std::function<void(nlohmann::json&)>& change_report = {}) {
+  const auto all = matrix_jobs(MatrixName::quick);
+  write_report(dir, all.size(), all, all.size(), Shard{});
+  if (!change_report) return;
+  nlohmann::json j;
+  {
+    std::ifstream in(dir / "report.json");
+    j = nlohmann::json::parse(in);
+  }
+  change_report(j);
+  std::ofstream(dir / "report.json", std::ios::trunc) << j.dump(2);
+}
+
 // ---- triggers -------------------------------------------------------------------------------
 
 enum class Needs { nothing, no_gpu, root, gpu, two_gpus };
@@ -219,7 +278,10 @@ const std::map<std::string, Trigger>& triggers() {
       m[id] = Trigger{needs, {}, std::move(f)};
     };
     // Command line.
-    for (const char* id : {"cli-no-subcommand", "cli-unknown-subcommand", "cli-unknown-option", "cli-version",
+    for (const char* id : {"cli-no-subcommand", "cli-unknown-subcommand", "cli-unknown-report-subcommand",
+                           "cli-unknown-option", "cli-version", "bench-shapes-all-with-others", "bench-compare-with-json",
+                           "check-device-empty-element", "check-device-comma-only", "check-out-empty", "check-json-empty",
+                           "check-repro-with-filter", "golden-update-dir-empty",
                            "sweep-seeds-zero", "sweep-seeds-text", "bench-tokens-negative", "bench-tokens-zero",
                            "bench-repeats-zero", "bench-wgmma-warpgroups-four", "bench-block-size-unsupported", "bench-l2-flush-unknown", "bench-unknown-shape", "bench-device-negative", "check-device-negative",
                            "check-device-twice", "check-device-text", "check-require-gpu-cpu-only",
@@ -231,9 +293,67 @@ const std::map<std::string, Trigger>& triggers() {
     // Selection, shards and report directories.
     for (const char* id : {"check-matrix-unknown", "check-filter-unknown-key", "check-filter-unknown-value",
                            "check-filter-selects-nothing", "check-shard-out-of-range", "check-out-not-a-directory",
-                           "report-merge-not-a-report", "show-not-hdf5", "bench-compare-not-json"}) {
+                           "report-merge-not-a-report", "show-not-hdf5", "bench-compare-not-json", "check-json-is-report-file",
+                           "check-golden-dir-missing"}) {
       cli(id);
     }
+    cli("check-out-full-disk", Needs::root);
+    cli("check-golden-file-corrupt", Needs::nothing, [](const Env& e) { std::ofstream(e.dir / "layer.h5") << "not hdf5\n"; });
+    cli("check-golden-one-case-differs", Needs::nothing, [](const Env& e) {
+      const golden::GoldenReader layer(fs::path(MOEVAL_GOLDEN_DATA) / "layer.h5");
+      std::vector<golden::CaseRecord> cases = layer.read_all();
+      values<std::uint16_t>(cases[2], "expected/out/y16")[0] ^= 1;
+      golden::write_golden_file(e.dir / "layer.h5", layer.provenance(), "layer", cases);
+    });
+    cli("bench-compare-device-not-a-string", Needs::nothing,
+        [](const Env& e) { std::ofstream(e.dir / "a.json") << R"({"device": 5, "cells": []})"; });
+    cli("report-merge-report-and-shards", Needs::nothing, [](const Env& e) {
+      write_quick_run(e.dir / "runs");
+      write_quick_shards(e.dir / "runs");
+    });
+    cli("report-merge-two-builds", Needs::nothing, [](const Env& e) {
+      write_quick_shards(e.dir / "runs", [](int shard, nlohmann::json& h) {
+        h["moeval"] = {{"version", "0.1.0"}, {"commit", shard == 0 ? "aaaaaaaaaaaa" : "bbbbbbbbbbbb"}};
+      });
+    });
+    cli("report-merge-out-inside-input", Needs::nothing, [](const Env& e) { write_quick_shards(e.dir / "runs"); });
+    cli("report-merge-out-is-input", Needs::nothing, [](const Env& e) { write_quick_shards(e.dir / "runs"); });
+    cli("report-merge-out-named-shard", Needs::nothing, [](const Env& e) { write_quick_shards(e.dir / "runs"); });
+    cli("report-merge-report-of-another-run", Needs::nothing, [](const Env& e) {
+      // A run whose report.json stayed beside the lines of a later run that was killed at its start.
+      write_quick_run(e.dir / "run");
+      const auto all = matrix_jobs(MatrixName::quick);
+      write_report(e.dir / "later", all.size(), {}, all.size(), Shard{}, false,
+                   [](nlohmann::json& h) { h["run"]["command"] = "moeval check --filter kind=golden"; });
+      fs::copy_file(e.dir / "later" / "results.jsonl", e.dir / "run" / "results.jsonl", fs::copy_options::overwrite_existing);
+    });
+    cli("check-out-report-file-is-directory", Needs::nothing,
+        [](const Env& e) { fs::create_directories(e.dir / "r" / "junit.xml" / "x"); });
+    cli("report-merge-no-shard-field", Needs::nothing,
+        [](const Env& e) { write_quick_run(e.dir / "run", [](nlohmann::json& j) { j["run"].erase("shard"); }); });
+    cli("report-merge-shard-count-zero", Needs::nothing,
+        [](const Env& e) { write_quick_run(e.dir / "run", [](nlohmann::json& j) { j["run"]["shard"]["count"] = 0; }); });
+    cli("report-merge-check-not-an-object", Needs::nothing,
+        [](const Env& e) { write_quick_run(e.dir / "run", [](nlohmann::json& j) { j["checks"][0] = nullptr; }); });
+    cli("report-merge-report-is-directory", Needs::nothing,
+        [](const Env& e) { fs::create_directories(e.dir / "run" / "report.json"); });
+    cli("report-merge-check-twice", Needs::nothing, [](const Env& e) {
+      const auto all = matrix_jobs(MatrixName::quick);
+      write_report(e.dir / "run", all.size(), {all[0], all[0]}, all.size(), Shard{});
+    });
+    cli("report-merge-full-disk", Needs::root, [](const Env& e) {
+      const auto all = matrix_jobs(MatrixName::standard);  // some 300 KB of lines: more than {full} holds
+      write_report(e.dir / "run", all.size(), all, all.size(), Shard{});
+    });
+    cli("report-merge-not-run", Needs::nothing, [](const Env& e) {
+      const auto all = matrix_jobs(MatrixName::quick);  // killed after its first two checks
+      write_report(e.dir / "run", all.size(), {all[0], all[1]}, all.size(), Shard{}, false);
+    });
+    cli("golden-update-newer-schema", Needs::nothing, [](const Env& e) {
+      golden::Provenance p = golden::current_provenance();
+      p.schema_version = 99;
+      golden::write_golden_file(e.dir / "layer.h5", p, "layer", {small_record()});
+    });
     // Report paths.
     cli("json-missing-directory");
     cli("json-is-directory");

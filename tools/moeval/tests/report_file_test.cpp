@@ -11,6 +11,7 @@
 
 #include "exit_codes.h"
 #include "report_file.h"
+#include "text_file.h"
 
 namespace moeval::cli {
 namespace {
@@ -119,6 +120,33 @@ TEST_F(ReportFileTest, StaleTempOfADeadWriterIsRemoved) {
   // pid 2^22 + 1 exceeds Linux's pid_max limit, so no process can own it.
   std::ofstream(path.string() + ".tmp.4194305") << "half a report";
   ReportFile report(path.string());
+  EXPECT_TRUE(no_temp_files());
+}
+
+// Every atomic write of the reports (report.json, results.csv, junit.xml, a merge's files) clears
+// the temp file a SIGKILL left for its target; only results.jsonl's and --json's were cleared.
+TEST_F(ReportFileTest, AnAtomicWriteRemovesTheTempOfADeadWriter) {
+  const fs::path path = dir_ / "report.json";
+  std::ofstream(path.string() + ".tmp.4194305") << "half a report";
+  const fs::path live = path.string() + ".tmp." + std::to_string(::getppid());  // a running process's: kept
+  std::ofstream(live) << "being written";
+  write_text_file_atomically(path, "{}\n");
+  EXPECT_EQ(read(path), "{}\n");
+  EXPECT_FALSE(fs::exists(path.string() + ".tmp.4194305"));
+  EXPECT_TRUE(fs::exists(live));
+}
+
+// A replaced --json report keeps its permission bits, whatever the umask (one atomic-replace path
+// for every report file now; ReportFile had its own).
+TEST_F(ReportFileTest, AReplacedReportKeepsItsMode) {
+  const fs::path path = dir_ / "r.json";
+  std::ofstream(path) << "old";
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  ReportFile report(path.string());
+  report.progress({{"x", 1}});
+  report.finish({{"x", 2}});
+  EXPECT_EQ(fs::status(path).permissions(), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  EXPECT_EQ(nlohmann::json::parse(read(path))["x"], 2);
   EXPECT_TRUE(no_temp_files());
 }
 

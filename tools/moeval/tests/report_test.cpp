@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <sstream>
 
 #include "exit_codes.h"
@@ -258,6 +261,238 @@ TEST_F(ReportTest, ADirectoryOfShardDirectoriesStandsForItsShards) {
   ASSERT_EQ(dirs.size(), 2u);
   EXPECT_EQ(dirs[0].filename(), "shard-0-of-2");
   EXPECT_THROW(expand_report_dirs({dir_ / "none"}), UsageError);
+}
+
+// A run directory that holds a report and, beside it, shard directories holds two runs (a single
+// run and a later sharded one with the same --out, or the reverse): merging either silently could
+// merge the stale one.
+TEST_F(ReportTest, ADirectoryWithAReportAndShardDirectoriesIsRefused) {
+  const auto jobs = quick_jobs();
+  write_run(dir_, jobs, jobs, Shard{});
+  write_run(dir_ / "shard-0-of-2", jobs, shard_jobs(jobs, Shard{0, 2, "--shard"}), Shard{0, 2, "--shard"});
+  write_run(dir_ / "shard-1-of-2", jobs, shard_jobs(jobs, Shard{1, 2, "--shard"}), Shard{1, 2, "--shard"});
+  try {
+    expand_report_dirs({dir_});
+    FAIL() << "the stale report or the shards were taken silently";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "report directory '" + dir_.string() +
+                                         "': holds both a report (report.json) and shard directories (shard-0-of-2, ...) "
+                                         "from different runs; give the shard directories or move one of them away");
+  }
+  EXPECT_EQ(expand_report_dirs({dir_ / "shard-0-of-2", dir_ / "shard-1-of-2"}).size(), 2u) << "named one by one they merge";
+}
+
+// report.json as a test (or a user) edits it.
+void edit_json(const fs::path& file, const std::function<void(nlohmann::json&)>& change) {
+  nlohmann::json j = nlohmann::json::parse(read(file));
+  change(j);
+  std::ofstream(file, std::ios::trunc) << j.dump(2);
+}
+
+// The header of a run as another build would have written it: in report.json and on line 1 of
+// results.jsonl alike (the two files of one run agree).
+void edit_header(const fs::path& dir, const std::function<void(nlohmann::json&)>& change) {
+  edit_json(dir / "report.json", change);
+  const std::string text = read(dir / "results.jsonl");
+  nlohmann::json header = nlohmann::json::parse(text.substr(0, text.find('\n')));
+  change(header);
+  std::ofstream(dir / "results.jsonl", std::ios::trunc) << header.dump() << text.substr(text.find('\n'));
+}
+
+std::string merge_error(const std::vector<fs::path>& dirs) {
+  try {
+    std::vector<RunReport> runs;
+    for (const auto& d : dirs) runs.push_back(load_run(d));
+    merge_runs(runs, dirs);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(merged)";
+}
+
+// Shards of two builds may judge differently; the merged report used to name shard 0's commit only.
+TEST_F(ReportTest, MergeRefusesShardsOfTwoBuilds) {
+  const auto jobs = quick_jobs();
+  write_run(dir_ / "a", jobs, shard_jobs(jobs, Shard{0, 2, "--shard"}), Shard{0, 2, "--shard"});
+  write_run(dir_ / "b", jobs, shard_jobs(jobs, Shard{1, 2, "--shard"}), Shard{1, 2, "--shard"});
+  const std::string ours = nlohmann::json::parse(read(dir_ / "a" / "report.json"))["moeval"]["commit"];
+  edit_header(dir_ / "b", [](nlohmann::json& j) { j["moeval"]["commit"] = "0123456789ab"; });
+  const std::string error = merge_error({dir_ / "a", dir_ / "b"});
+  EXPECT_NE(error.find("'" + (dir_ / "b").string() + "' was written by moeval "), std::string::npos) << error;
+  EXPECT_NE(error.find("(commit 0123456789ab) but '" + (dir_ / "a").string() + "' by moeval "), std::string::npos) << error;
+  EXPECT_NE(error.find("(commit " + ours + "); merge the shards of one build"), std::string::npos) << error;
+  edit_header(dir_ / "b", [&](nlohmann::json& j) {
+    j["moeval"]["commit"] = ours;
+    j["moeval"]["version"] = "9.9.9";
+  });
+  EXPECT_NE(merge_error({dir_ / "a", dir_ / "b"}).find("was written by moeval 9.9.9"), std::string::npos);
+}
+
+struct Malformed {
+  const char* name;
+  std::function<void(nlohmann::json&)> change;  // applied to report.json
+  std::string message;                          // after "report '<file>': "
+};
+
+class MalformedReport : public ReportTest, public ::testing::WithParamInterface<Malformed> {};
+
+// Every field merge reads is checked when the report is loaded: the message names the file, the
+// field and what is allowed (a report without run.shard was read out of bounds; the others gave
+// nlohmann's text without the file, or were taken: a shard count of 0, seeds "x").
+TEST_P(MalformedReport, IsRefusedNamingTheFileAndTheField) {
+  const auto jobs = quick_jobs();
+  write_run(dir_, jobs, jobs, Shard{});
+  edit_json(dir_ / "report.json", GetParam().change);
+  EXPECT_EQ(merge_error({dir_}), "report '" + (dir_ / "report.json").string() + "': " + GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, MalformedReport,
+    ::testing::Values(
+        Malformed{"NoShard", [](nlohmann::json& j) { j["run"].erase("shard"); }, "run.shard is missing; allowed: an object"},
+        Malformed{"NoRun", [](nlohmann::json& j) { j.erase("run"); }, "run is missing; allowed: an object"},
+        Malformed{"NoChecks", [](nlohmann::json& j) { j.erase("checks"); },
+                  "checks is missing; allowed: an array of check records"},
+        Malformed{"ChecksNotAnArray", [](nlohmann::json& j) { j["checks"] = {{"index", 0}}; },
+                  "checks is {\"index\":0}; allowed: an array of check records"},
+        Malformed{"NullCheck", [](nlohmann::json& j) { j["checks"][3] = nullptr; },
+                  "checks[3] is null; allowed: an object with index, id and status"},
+        Malformed{"IndexAString", [](nlohmann::json& j) { j["checks"][1]["index"] = "1"; },
+                  "checks[1].index is \"1\"; allowed: an integer in 0..29"},
+        Malformed{"IndexOutside", [](nlohmann::json& j) { j["checks"][1]["index"] = 30; },
+                  "checks[1].index is 30; allowed: an integer in 0..29"},
+        Malformed{"UnknownStatus", [](nlohmann::json& j) { j["checks"][0]["status"] = "OK"; },
+                  "checks[0].status is \"OK\"; allowed: PASS, FAIL or SKIPPED"},
+        Malformed{"EndTimeANumber", [](nlohmann::json& j) { j["run"]["end_time"] = 5; }, "run.end_time is 5; allowed: a string"},
+        Malformed{"ShardCountZero", [](nlohmann::json& j) { j["run"]["shard"]["count"] = 0; },
+                  "run.shard.count is 0; allowed: an integer in 1..100000"},
+        Malformed{"ShardIndexPastCount", [](nlohmann::json& j) { j["run"]["shard"]["index"] = 1; },
+                  "run.shard.index is 1; allowed: an integer in 0..0"},
+        Malformed{"SeedsText", [](nlohmann::json& j) { j["run"]["seeds"] = "x"; },
+                  "run.seeds is \"x\"; allowed: an integer in 1..1000"},
+        Malformed{"JobsInShardPastSelected", [](nlohmann::json& j) { j["run"]["jobs_in_shard"] = 31; },
+                  "run.jobs_in_shard is 31; allowed: an integer in 0..30"},
+        Malformed{"NoCommit", [](nlohmann::json& j) { j["moeval"].erase("commit"); },
+                  "moeval.commit is missing; allowed: a string"},
+        Malformed{"CompleteText", [](nlohmann::json& j) { j["complete"] = "yes"; },
+                  "complete is \"yes\"; allowed: true or false"}),
+    [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST_F(ReportTest, AMalformedLineOfResultsJsonlIsRefusedNamingTheLine) {
+  const auto jobs = quick_jobs();
+  write_run(dir_, jobs, jobs, Shard{});
+  fs::remove(dir_ / "report.json");  // a killed run: merge reads the lines
+  std::string text = read(dir_ / "results.jsonl");
+  nlohmann::json header = nlohmann::json::parse(text.substr(0, text.find('\n')));
+  header["run"].erase("shard");
+  std::ofstream(dir_ / "results.jsonl", std::ios::trunc) << header.dump() << text.substr(text.find('\n'));
+  EXPECT_EQ(merge_error({dir_}),
+            "report '" + (dir_ / "results.jsonl").string() + "', line 1: run.shard is missing; allowed: an object");
+  // A check line repeated in one file is not "in two shards".
+  write_run(dir_, jobs, jobs, Shard{});
+  fs::remove(dir_ / "report.json");
+  text = read(dir_ / "results.jsonl");
+  const std::size_t second = text.find('\n') + 1;
+  const std::string first_check = text.substr(second, text.find('\n', second) + 1 - second);
+  std::ofstream(dir_ / "results.jsonl", std::ios::app) << first_check;
+  const std::string id = nlohmann::json::parse(first_check)["id"];
+  const std::string index = nlohmann::json::parse(first_check)["index"].dump();
+  EXPECT_EQ(merge_error({dir_}), "report merge: '" + dir_.string() + "' holds check " + index + " (" + id + ") twice");
+}
+
+// A report file that cannot be read says why (it was "is not valid JSON", "is empty", or
+// basic_filebuf's text for a directory).
+TEST_F(ReportTest, AnUnreadableReportGivesTheSystemsReason) {
+  fs::create_directories(dir_ / "report.json");
+  EXPECT_EQ(merge_error({dir_}), "report '" + (dir_ / "report.json").string() + "': cannot be read: Is a directory");
+  fs::remove(dir_ / "report.json");
+  fs::create_directories(dir_ / "results.jsonl");
+  EXPECT_EQ(merge_error({dir_}), "report '" + (dir_ / "results.jsonl").string() + "': cannot be read: Is a directory");
+}
+
+bool has_temp_file(const fs::path& dir) {
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A new run in a report directory leaves nothing of the previous one beside its results.jsonl: a
+// CI that collects junit.xml after a killed run would report the previous run's results.
+TEST_F(ReportTest, ANewRunRemovesEveryFileOfThePreviousRun) {
+  const auto jobs = quick_jobs();
+  write_run(dir_, jobs, jobs, Shard{});
+  std::ofstream(dir_ / "report.html") << "<html>the previous run</html>";
+  ReportDir started(dir_, header(jobs, jobs, Shard{}));
+  for (const char* name : {"report.json", "results.csv", "junit.xml", "report.html"}) {
+    EXPECT_FALSE(fs::exists(dir_ / name)) << name << " of the previous run survived the start of a new one";
+  }
+  const std::string lines = read(dir_ / "results.jsonl");
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 1) << "the new run's header only";
+  EXPECT_FALSE(has_temp_file(dir_));
+}
+
+// The descriptors this process has open.
+std::size_t open_descriptors() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// A start that fails deletes nothing: the previous report stays whole, and no temp file or
+// descriptor is left. Here one of the report's files is a directory (results.jsonl cannot be
+// replaced, junit.xml cannot be removed). The start used to remove report.json first; then it
+// replaced results.jsonl before removing junit.xml, losing the previous run's lines and leaking
+// the new file's descriptor.
+TEST_F(ReportTest, AFailedStartDeletesNothing) {
+  const auto jobs = quick_jobs();
+  for (const char* in_the_way : {"results.jsonl", "junit.xml", "report.html"}) {
+    SCOPED_TRACE(in_the_way);
+    fs::remove_all(dir_);
+    write_run(dir_, jobs, jobs, Shard{});
+    fs::remove(dir_ / in_the_way);
+    fs::create_directories(dir_ / in_the_way / "something");
+    std::map<std::string, std::string> before;
+    for (const char* name : kReportDirFiles) {
+      if (fs::is_regular_file(dir_ / name)) before[name] = read(dir_ / name);
+    }
+    const std::size_t descriptors = open_descriptors();
+    try {
+      ReportDir started(dir_, header(jobs, jobs, Shard{}));
+      FAIL() << "started";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), "cannot write the report directory '" + dir_.string() + "': '" +
+                                           (dir_ / in_the_way).string() +
+                                           "' is a directory, not a report file; move it away (nothing was changed)");
+    }
+    for (const auto& [name, text] : before) EXPECT_EQ(read(dir_ / name), text) << name;
+    EXPECT_TRUE(fs::is_directory(dir_ / in_the_way / "something"));
+    EXPECT_FALSE(has_temp_file(dir_));
+    EXPECT_EQ(open_descriptors(), descriptors) << "a descriptor leaked";
+  }
+}
+
+// report.json is derived from results.jsonl at the end of its run; beside another run's lines (a
+// run started there and was killed before it removed report.json, as moeval's start used to
+// allow) merge took report.json and silently merged the stale run.
+TEST_F(ReportTest, AReportJsonOfAnotherRunIsRefused) {
+  const auto jobs = quick_jobs();
+  write_run(dir_ / "old", jobs, jobs, Shard{});
+  RunDescription later;
+  later.command = "moeval check --matrix quick --filter kind=golden";
+  later.matrix = "quick";
+  later.seeds = 1;
+  later.jobs_selected = jobs.size();
+  later.jobs_in_shard = jobs.size();
+  { ReportDir killed(dir_ / "new", make_header(later)); }
+  fs::copy_file(dir_ / "new" / "results.jsonl", dir_ / "old" / "results.jsonl", fs::copy_options::overwrite_existing);
+  EXPECT_EQ(merge_error({dir_ / "old"}),
+            "report directory '" + (dir_ / "old").string() +
+                "': report.json and results.jsonl are of different runs (run.command is \"moeval check --matrix quick\" in "
+                "report.json, \"moeval check --matrix quick --filter kind=golden\" in results.jsonl): a later run started "
+                "there and did not finish; remove report.json to merge that run's lines, or rerun");
+  // The files of one run agree: a finished run and a merged report load.
+  EXPECT_EQ(merge_error({dir_ / "new"}), "(merged)");
 }
 
 }  // namespace

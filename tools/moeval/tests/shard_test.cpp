@@ -1,5 +1,5 @@
 // --shard and the launchers' environment: every job of a selection runs in exactly one shard, and
-// the rank and size come from the first launcher that set both.
+// the rank and size come from the innermost launcher that set them (MPI's over Slurm's).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -79,17 +79,29 @@ TEST(ResolveShard, OptionWinsOverTheEnvironment) {
   EXPECT_EQ(s.source, "--shard");
 }
 
-TEST(ResolveShard, SlurmThenOpenMpiThenPmi) {
-  const Shard slurm = resolve_shard("", env({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}));
-  EXPECT_EQ(slurm.label(), "3/4");
-  EXPECT_EQ(slurm.source, "SLURM_PROCID/SLURM_NTASKS");
+TEST(ResolveShard, OpenMpiThenPmiThenSlurm) {
   const Shard ompi = resolve_shard("", env({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"PMI_RANK", "0"}, {"PMI_SIZE", "3"}}));
   EXPECT_EQ(ompi.label(), "1/2");
+  EXPECT_EQ(ompi.source, "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE");
   const Shard pmi = resolve_shard("", env({{"PMI_RANK", "2"}, {"PMI_SIZE", "3"}}));
   EXPECT_EQ(pmi.label(), "2/3");
   EXPECT_EQ(pmi.source, "PMI_RANK/PMI_SIZE");
+  const Shard slurm = resolve_shard("", env({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}}));
+  EXPECT_EQ(slurm.label(), "3/4");
+  EXPECT_EQ(slurm.source, "SLURM_PROCID/SLURM_NTASKS");
   const Shard none = resolve_shard("", env({}));
   EXPECT_EQ(none.label(), "0/1");
+}
+
+// `mpirun -np 16 moeval check` inside an sbatch script: every rank inherits the batch step's
+// SLURM_PROCID=0 and SLURM_NTASKS, and gets its own rank from the MPI launcher, the inner one.
+TEST(ResolveShard, MpiInsideASlurmAllocationTakesMpisRank) {
+  const Shard ompi = resolve_shard("", env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "16"}, {"OMPI_COMM_WORLD_RANK", "5"},
+                                            {"OMPI_COMM_WORLD_SIZE", "16"}}));
+  EXPECT_EQ(ompi.label(), "5/16");
+  EXPECT_EQ(ompi.source, "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE");
+  const Shard mpich = resolve_shard("", env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}, {"PMI_RANK", "7"}, {"PMI_SIZE", "8"}}));
+  EXPECT_EQ(mpich.label(), "7/8");
 }
 
 struct BadShard {

@@ -19,10 +19,14 @@ struct SignalledRun {
   std::string output;    // everything it printed, before and after the signal
 };
 
-// Runs `binary args...`, reads its stdout until `results_before_signal` result lines arrived (or it
-// ended), sends `signal_number`, waits for it and reads what it printed after the signal.
+// A result line of `moeval check`.
+inline bool is_check_result(const std::string& line) { return line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0; }
+
+// Runs `binary args...`, reads its stdout until `results_before_signal` result lines (lines for
+// which `is_result` holds) arrived (or it ended), sends `signal_number`, waits for it and reads
+// what it printed after the signal.
 inline SignalledRun run_and_signal(const char* binary, const std::vector<std::string>& args, int results_before_signal,
-                                   int signal_number) {
+                                   int signal_number, bool (*is_result)(const std::string&) = is_check_result) {
   SignalledRun r;
   std::vector<char*> argv{const_cast<char*>("moeval")};  // built before fork: the child only execs
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -52,7 +56,7 @@ inline SignalledRun run_and_signal(const char* binary, const std::vector<std::st
       line += c;
       continue;
     }
-    if (line.rfind("PASS", 0) == 0 || line.rfind("FAIL", 0) == 0) ++r.results;
+    if (is_result(line)) ++r.results;
     line.clear();
   }
   ::kill(child, signal_number);
