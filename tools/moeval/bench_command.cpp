@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "device_selection.h"
 #include "exit_codes.h"
+#include "json_text.h"
 #include "report_file.h"
 #include "text_file.h"
 #include "validators.h"
@@ -48,7 +49,7 @@ nlohmann::json read_bench_json(const std::string& path) {
   } catch (const std::exception& e) {
     throw UsageError("--compare: cannot read '" + path + "': " + e.what());
   }
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  nlohmann::json j = parse_json_text(text, "--compare: '" + path + "'");
   if (j.is_discarded()) throw UsageError("--compare: '" + path + "' is not valid JSON");
   return j;
 }

@@ -92,9 +92,7 @@ int run_merge(const MergeOptions& o) {
   for (const auto& d : dirs) runs.push_back(load_run(d));
   const RunReport merged = merge_runs(runs, dirs);
   const std::string lines = as_lines(merged);
-  std::error_code ec;
-  std::filesystem::create_directories(o.out, ec);
-  if (ec) throw UsageError("cannot write the report directory '" + o.out + "': " + ec.message());
+  ReportDir::create(o.out);
   // As a run starts: the lines first, whole, and the previous report's derived files removed, so
   // the directory is the previous report or the new one at every moment (start_report_lines).
   const std::filesystem::path lines_path = std::filesystem::path(o.out) / "results.jsonl";
@@ -114,6 +112,13 @@ int run_merge(const MergeOptions& o) {
   if (const long not_run = s["not_run"].get<long>(); not_run > 0) {
     std::fprintf(stderr, "moeval report: %s of the selection did not run (a shard was interrupted or did not finish); "
                  "rerun those shards and merge again\n", count_of(not_run, "check").c_str());
+    return kNothingRan;
+  }
+  // Every check there, but a shard without its end line: it died after its last check (at teardown,
+  // or killed), so what ran cannot be told complete; not a pass either.
+  if (!merged.complete()) {
+    std::fprintf(stderr, "moeval report: a shard did not finish (its results.jsonl has no end line), though each check "
+                 "of the selection is there; rerun that shard and merge again\n");
     return kNothingRan;
   }
   return kPass;

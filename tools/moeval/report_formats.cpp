@@ -7,10 +7,12 @@
 namespace moeval::cli {
 namespace {
 
-// A JSON value as one CSV/XML field: strings bare, null empty, numbers in JSON's shortest form.
+// A JSON value as one CSV/XML field: strings bare (invalid UTF-8 as U+FFFD, as in the JSON files:
+// a path may hold any bytes, and one such byte makes an XML reader refuse the whole junit.xml),
+// null empty, numbers in JSON's shortest form.
 std::string field(const nlohmann::json& j) {
   if (j.is_null()) return "";
-  if (j.is_string()) return j.get<std::string>();
+  if (j.is_string()) return valid_utf8(j.get<std::string>());
   if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
   return json_text(j);
 }

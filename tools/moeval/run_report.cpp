@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "exit_codes.h"
+#include "json_text.h"
 #include "report_validation.h"
 #include "text_file.h"
 
@@ -47,7 +48,7 @@ void require_one_run(const std::filesystem::path& dir, const nlohmann::json& rep
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::symlink_status(lines, ec))) return;  // report.json alone
   const std::string text = read_report_file(lines);
-  nlohmann::json header = nlohmann::json::parse(text.substr(0, text.find('\n')), nullptr, false);
+  nlohmann::json header = parse_json_text(text.substr(0, text.find('\n')), "report '" + lines.string() + "', line 1");
   std::string difference = "line 1 of results.jsonl is not a run header";
   if (header.is_object()) {
     header.erase("type");
@@ -107,7 +108,7 @@ RunReport load_run(const std::filesystem::path& dir) {
   std::error_code ec;
   if (std::filesystem::exists(std::filesystem::symlink_status(report_json, ec))) {
     const std::string source = "report '" + report_json.string() + "'";
-    nlohmann::json j = nlohmann::json::parse(read_report_file(report_json), nullptr, false);
+    nlohmann::json j = parse_json_text(read_report_file(report_json), source);
     if (j.is_discarded()) throw UsageError(source + ": is not valid JSON");
     require_schema(j, report_json);
     validate_report_header(j, source);
@@ -139,7 +140,7 @@ RunReport load_run(const std::filesystem::path& dir) {
   while (std::getline(in, line)) {
     ++number;
     const std::string source = "report '" + lines.string() + "', line " + std::to_string(number);
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    nlohmann::json j = parse_json_text(line, source);
     if (j.is_discarded()) {
       if (in.peek() == std::char_traits<char>::eof()) break;  // the line a killed run was writing
       throw UsageError("report '" + lines.string() + "': line " + std::to_string(number) + " is not valid JSON");

@@ -34,8 +34,9 @@ EnvLookup process_environment();
 // The shard of this process: --shard when given (`option` non-empty), otherwise the innermost
 // launcher whose variables are set: Open MPI (OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE), then
 // PMI (PMI_RANK / PMI_SIZE, MPICH and Intel MPI), then Slurm (SLURM_PROCID / SLURM_NTASKS: an
-// sbatch script's SLURM_PROCID=0 reaches every rank of an mpirun inside it); 0/1 when none is. A rank without its size (or the reverse), a value that is not a number, or a
-// rank outside [0, size) is a UsageError naming the variables.
+// sbatch script's SLURM_PROCID=0 reaches every rank of an mpirun inside it); 0/1 when none is. A
+// rank without its size (or the reverse), a value that is not a number, or a rank outside
+// [0, size) is a UsageError naming the variables.
 Shard resolve_shard(const std::string& option, const EnvLookup& env);
 
 // The jobs of `shard` (their `index` is kept: it is their place in the whole selection).

@@ -1,8 +1,8 @@
-// Ctrl-C during `moeval check` (and `moeval golden --update`): the first SIGINT asks the run to stop once the jobs in flight
-// finish, so the report (marked interrupted) is still written, and the process then ends by
-// SIGINT as a shell expects (end_by_signal); a second Ctrl-C ends it at once through the handler
-// installed before (golden's, which removes temp files and re-raises). SIGTERM is left alone: a
-// terminated run keeps the lines of results.jsonl it had written.
+// Ctrl-C during `moeval check` (and `moeval golden --update`): the first SIGINT asks the run to
+// stop once the jobs in flight finish, so the report (marked interrupted) is still written, and
+// the process then ends by SIGINT as a shell expects (end_by_signal); a second Ctrl-C ends it at
+// once through the handler installed before (golden's, which removes temp files and re-raises).
+// SIGTERM is left alone: a terminated run keeps the lines of results.jsonl it had written.
 #pragma once
 
 #include <atomic>

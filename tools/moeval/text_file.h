@@ -25,7 +25,8 @@ void write_all(int fd, const std::string& text);
 
 struct ReplaceOptions {
   // Permission bits of the new file. None: the creation mode 0644 less the umask. ReportFile gives
-  // the replaced file's own, so a replacement keeps them.
+  // the replaced file's own, so a replacement keeps them, and 0644 for a file it creates (its
+  // default, which then ignores the umask, as --json always did).
   std::optional<unsigned> mode;
   // fsync the file before the rename and its directory after. A rewrite that a later one
   // supersedes (--json after each result) need not wait for the disk.

@@ -375,6 +375,16 @@ TEST_F(CheckCli, PathsThatAreNotUtf8AreReportedNotFatal) {
   for (const auto& e : fs::directory_iterator(out)) {
     EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temp left: " << e.path();
   }
+  // junit.xml carries the command too, and both it and the CSV carry repro paths and reasons:
+  // U+FFFD there as well, never the raw byte (one makes an XML reader refuse the whole junit.xml).
+  for (const char* name : {"junit.xml", "results.csv"}) {
+    std::ifstream in(out / name, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (std::string(name) == "junit.xml") {
+      EXPECT_NE(text.find("rd\xEF\xBF\xBD"), std::string::npos) << name;
+    }
+    EXPECT_EQ(text.find('\xff'), std::string::npos) << name << " holds the raw byte";
+  }
   const Outcome merged = shell(in_dir + "report merge --out m \"$(printf 'r\\377')\"");
   ASSERT_EQ(merged.exit, 0) << merged.output;
   EXPECT_EQ(read_json(dir_ / "m" / "report.json")["run"]["merged_from"][0], "r\xEF\xBF\xBD");
@@ -471,6 +481,45 @@ TEST_F(CheckCli, AKilledRunKeepsItsLinesAndMergeReadsThem) {
   EXPECT_EQ(report["complete"], false);
   EXPECT_GE(report["checks"].size(), 1u) << "the check printed before the kill is in results.jsonl";
   EXPECT_EQ(report["checks"].size() + report["summary"]["not_run"].get<std::size_t>(), 4u);
+}
+
+// A report nested as deep as its writer liked (here 200000 levels, in a field merge ignores) is
+// refused while parsing: copying or diffing it later would recurse once a level and overflow the
+// stack (it ended the merge by SIGSEGV). The same holds for report.json and bench --compare files.
+TEST_F(CheckCli, ADeeplyNestedReportIsRefusedNotACrash) {
+  const fs::path shard = dir_ / "deep";
+  fs::create_directories(shard);
+  std::ofstream(shard / "results.jsonl") << "{\"type\":\"header\",\"x\":" << std::string(200000, '[')
+                                         << std::string(200000, ']') << "}\n";
+  const Outcome merged = run("report merge --out " + (dir_ / "merged").string() + " " + shard.string());
+  EXPECT_EQ(merged.exit, 2) << merged.output;
+  EXPECT_NE(merged.output.find("line 1: nests deeper than 64 levels"), std::string::npos) << merged.output;
+  std::ofstream(dir_ / "deep.json") << std::string(100, '[') << std::string(100, ']');
+  const Outcome bench = run("bench --compare " + (dir_ / "deep.json").string() + " " + (dir_ / "deep.json").string());
+  EXPECT_EQ(bench.exit, 2) << bench.output;
+  EXPECT_NE(bench.output.find("nests deeper than 64 levels"), std::string::npos) << bench.output;
+}
+
+// A shard with every check but no end line died after its last check (at teardown, or killed):
+// its run cannot be told complete, so the merge is not a pass (exit 3), though nothing is missing.
+TEST_F(CheckCli, MergeOfAShardWithoutItsEndLineIsNotAPass) {
+  const fs::path out = dir_ / "report";
+  ASSERT_EQ(run(kQuickGpuJobs + " --out " + out.string()).exit, 0);
+  fs::remove(out / "report.json");
+  std::ifstream in(out / "results.jsonl");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  in.close();
+  ASSERT_GE(lines.size(), 3u);
+  ASSERT_NE(lines.back().find("\"end\""), std::string::npos) << lines.back();
+  lines.pop_back();
+  std::ofstream rewritten(out / "results.jsonl", std::ios::trunc);
+  for (const std::string& line : lines) rewritten << line << "\n";
+  rewritten.close();
+  const Outcome merged = run("report merge --out " + (dir_ / "merged").string() + " " + out.string());
+  EXPECT_EQ(merged.exit, 3) << merged.output;
+  EXPECT_NE(merged.output.find("a shard did not finish (its results.jsonl has no end line)"), std::string::npos) << merged.output;
+  EXPECT_EQ(read_json(dir_ / "merged" / "report.json")["summary"]["not_run"], 0);
 }
 
 // A new run in a report directory removes what the previous run derived before it writes a line:

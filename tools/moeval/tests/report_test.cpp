@@ -491,7 +491,8 @@ TEST_F(ReportTest, AReportJsonOfAnotherRunIsRefused) {
                 "': report.json and results.jsonl are of different runs (run.command is \"moeval check --matrix quick\" in "
                 "report.json, \"moeval check --matrix quick --filter kind=golden\" in results.jsonl): a later run started "
                 "there and did not finish; remove report.json to merge that run's lines, or rerun");
-  // The files of one run agree: a finished run and a merged report load.
+  // The killed run's own directory (its lines alone, no report.json to disagree with) still merges;
+  // a finished run's two files agreeing is CheckCli.ShardsMergeIntoTheSingleRunReport's case.
   EXPECT_EQ(merge_error({dir_ / "new"}), "(merged)");
 }
 
