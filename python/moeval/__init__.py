@@ -95,13 +95,28 @@ def judge(case: Case, output: Any, contract: ContractLike = None, reference: Opt
     """Judge a kernel's output for `case` under a numerics contract: the Verdict of `moeval check`.
 
     `output` is [M*topk, N] (see to_bits for the accepted types). `reference` may be passed when
-    it was computed already (it must be under the same contract).
+    it was computed already (it must be for this case's problem and under the same contract).
     """
     wanted = as_contract(contract)
     ref = reference if reference is not None else _moeval.reference(case, wanted)
+    check_reference(ref, case)
     if ref.contract != wanted:
         raise ValueError(f"the reference was computed under '{ref.contract.name}', not under '{wanted.name}'")
     return compare(ref, to_bits(output, case.dtype), case.problem.tier)
+
+
+def check_reference(ref: Reference, case: Case) -> None:
+    """Raise ValueError unless `ref` was computed for `case`'s problem: another case's reference
+    would judge this output against the wrong values (and could pass it). The tier is not part of
+    it, since it changes only how a reference is compared, not its values."""
+    if not isinstance(ref, Reference):
+        raise TypeError(f"reference must be a moeval.Reference (moeval.reference(case)); got {type(ref).__name__}")
+    have, want = problem_fields(ref.problem), problem_fields(case.problem)
+    have.pop("tier")
+    want.pop("tier")
+    if have != want:
+        raise ValueError(f"reference= was computed for {ref.problem.name}, not for this case ({case.problem.name}); "
+                         "pass moeval.reference(case) of this case")
 
 
 def as_torch(bits: np.ndarray, dtype: str, device: Any = None):

@@ -21,6 +21,11 @@ from typing import Callable, Iterable, List, Optional, Union
 import moeval
 from . import _moeval
 
+if not _moeval.has_cuda:
+    # Without this the first missing name below surfaced as a bare AttributeError.
+    raise ImportError("moeval.cuda: this moeval was built without CUDA (a CPU-only build); rebuild it with CUDA, "
+                      "`MOEVAL_PY_CUDA=ON pip install .` with nvcc on PATH (docs/external-kernels.md)")
+
 GuardedBuffer = _moeval.GuardedBuffer
 CaseResult = _moeval.CaseResult
 cublas_reference = _moeval.cublas_reference

@@ -42,6 +42,10 @@ def pytest_generate_tests(metafunc):
     if "moeval_case" not in metafunc.fixturenames:
         return
     marker = metafunc.definition.get_closest_marker("moeval_matrix")
+    if marker and len(marker.args) != 1:  # a bare marker was an IndexError at collection
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.moeval_matrix takes one matrix name, "
+                                f"e.g. @pytest.mark.moeval_matrix(\"{moeval.matrix_names()[0]}\"); "
+                                f"known: {', '.join(moeval.matrix_names())}")
     name = marker.args[0] if marker else metafunc.config.getoption("--moeval-matrix")
     names = [p.name for p in moeval.matrix(name)]  # a marker's unknown name raises ValueError naming the known ones
     # The parameters are (matrix, index), not Problems: pytest keeps its parameters until the

@@ -40,4 +40,27 @@ nb::ndarray<nb::numpy, T> owned(std::vector<T>&& values, std::vector<std::size_t
   return nb::ndarray<nb::numpy, T>(held->data(), shape.size(), shape.data(), owner);
 }
 
+// A 16-bit bits argument (`arg` of `function`) that failed the typed overload: nanobind's implicit
+// conversion would have cast the VALUES to uint16 (1.0 -> 0x0001, a denormal), so those overloads
+// take their array with noconvert() and come here. A uint16 array (non-contiguous, say) is made
+// contiguous; anything else is a TypeError naming the argument and what it must be.
+template <class Array>
+Array bits_argument(nb::handle value, const char* function, const char* arg, const char* shape) {
+  const std::string where = std::string(function) + ": " + arg;
+  const nb::object dtype = nb::getattr(value, "dtype", nb::none());
+  if (dtype.is_none() || !nb::str(dtype).equal(nb::str("uint16"))) {
+    const std::string got = dtype.is_none() ? std::string(nb::type_name(value.type()).c_str())
+                                             : "an array of dtype " + std::string(nb::str(dtype).c_str());
+    throw nb::type_error((where + " must be 16-bit bit patterns (a numpy np.uint16 array" + shape + "); got " + got +
+                          " (moeval.encode or moeval.to_bits turns values into bits)").c_str());
+  }
+  nb::object contiguous = nb::module_::import_("numpy").attr("ascontiguousarray")(value);
+  Array out;
+  if (!nb::try_cast(contiguous, out, /*convert=*/false)) {
+    throw nb::type_error((where + " must be a CPU np.uint16 array" + shape + "; got shape " +
+                          std::string(nb::repr(nb::object(contiguous.attr("shape"))).c_str())).c_str());
+  }
+  return out;
+}
+
 }  // namespace moeval::python

@@ -30,7 +30,10 @@ void bind_case(nb::module_& m) {
   nb::class_<GemmCase>(m, "Case",
                        "A built GEMM case: out[t, n] = Σ_k a[t / a_row_divisor, k] · W[expert(t)][k, n] "
                        "(× topk_weights[t] when mul_topk_weights) for every routed row t = m·topk + j.")
-      .def_ro("problem", &GemmCase::problem)
+      // A copy: Problem has setters, and a view would let `case.problem.tier = ...` change how the
+      // built case is judged (or `p = case.problem; p.seed = 7` rewrite it) without rebuilding it.
+      .def_prop_ro("problem", [](const GemmCase& c) { return MoeProblem(c.problem); }, nb::rv_policy::move,
+                   "a copy of the problem this case was built from (editing it changes nothing here)")
       .def_prop_ro("dtype", [](const GemmCase& c) { return std::string(to_string(c.problem.scheme.act)); })
       .def_prop_ro("shape", [](const GemmCase& c) { return nb::make_tuple(c.shape.m, c.shape.n, c.shape.k); },
                    "(m, n, k): rows of a, output features, reduction size")
@@ -96,14 +99,20 @@ void bind_case(nb::module_& m) {
     for (Size d = 0; d < shape.size(); ++d) shape[d] = values.shape(d);
     return owned(std::move(bits), shape);
   }, nb::arg("values"), nb::arg("dtype"), "float64 array -> 16-bit bits (uint16) of 'fp16' or 'bf16'");
-  m.def("decode", [](const nb::ndarray<const std::uint16_t, nb::c_contig, nb::device::cpu>& bits, const std::string& dtype) {
+  using Bits = nb::ndarray<const std::uint16_t, nb::c_contig, nb::device::cpu>;
+  const auto decode = [](const Bits& bits, const std::string& dtype) {
     const DType dt = parse_dtype(dtype);
     std::vector<double> values(bits.size());
     for (Size i = 0; i < values.size(); ++i) values[i] = to_double(bits.data()[i], dt);
     std::vector<Size> shape(bits.ndim());
     for (Size d = 0; d < shape.size(); ++d) shape[d] = bits.shape(d);
     return owned(std::move(values), shape);
-  }, nb::arg("bits"), nb::arg("dtype"), "16-bit bits (uint16) of 'fp16' or 'bf16' -> their exact float64 values");
+  };
+  const char* decode_doc = "16-bit bits (uint16) of 'fp16' or 'bf16' -> their exact float64 values";
+  m.def("decode", decode, nb::arg("bits").noconvert(), nb::arg("dtype"), decode_doc);
+  m.def("decode", [decode](nb::handle bits, const std::string& dtype) {
+    return decode(bits_argument<Bits>(bits, "decode", "bits", ""), dtype);
+  }, nb::arg("bits"), nb::arg("dtype"), decode_doc);
 
   m.def("build_case", &build_gemm_case, nb::arg("problem"),
         "Build the GEMM case a gemm1/gemm2 problem describes (deterministic from its seed).");

@@ -18,6 +18,16 @@ using reference::ReferenceOutput;
 using Size = std::size_t;
 using Output16 = nb::ndarray<const std::uint16_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
+// A reference and the problem it was computed for, so judge() can refuse one passed with another
+// case (its values would be compared with the wrong case's output and could pass).
+struct BoundReference : ReferenceOutput {
+  MoeProblem problem;
+};
+
+Output16 output_argument(nb::handle output, const char* function) {
+  return bits_argument<Output16>(output, function, "output", " of shape [rows, cols]");
+}
+
 reference::Matrix16 as_matrix(const Output16& out, const ReferenceOutput& ref) {
   if (std::int64_t(out.shape(0)) != ref.rows || std::int64_t(out.shape(1)) != ref.cols) {
     throw std::invalid_argument("judge: the output is [" + std::to_string(out.shape(0)) + ", " +
@@ -36,31 +46,39 @@ Tier parse_tier(const std::string& tier) {
 }  // namespace
 
 void bind_judge(nb::module_& m) {
-  nb::class_<ReferenceOutput>(m, "Reference", "The CPU reference (fp64) of a case under a numerics contract.")
+  // Each function taking 16-bit output bits has a noconvert() overload (the bits as they are) and a
+  // fallback that rejects other dtypes: implicit conversion would cast values into bit patterns.
+  const auto ratios = [](const BoundReference& r, const Output16& out, const std::string& tier) {
+    const Tier t = parse_tier(tier);
+    return owned(tolerance::element_ratios(t, as_matrix(out, r), r), {Size(r.rows), Size(r.cols)});
+  };
+  const char* ratios_doc = "Per element what the gate compares with 1 (bounded: |error| / bound; exact: 0 or inf)";
+  nb::class_<BoundReference>(m, "Reference", "The CPU reference (fp64) of a case under a numerics contract.")
       .def_ro("rows", &ReferenceOutput::rows)
       .def_ro("cols", &ReferenceOutput::cols)
-      .def_prop_ro("dtype", [](const ReferenceOutput& r) { return std::string(to_string(r.dtype)); })
+      .def_prop_ro("dtype", [](const BoundReference& r) { return std::string(to_string(r.dtype)); })
       .def_ro("reduction_length", &ReferenceOutput::reduction_length)
       .def_ro("contract", &ReferenceOutput::contract)
-      .def_prop_ro("output_roundings", [](const ReferenceOutput& r) { return r.rounding.output_roundings; })
-      .def_prop_ro("y", [](const ReferenceOutput& r) { return view(r.y, {Size(r.rows), Size(r.cols)}, nb::find(r)); },
+      .def_prop_ro("output_roundings", [](const BoundReference& r) { return r.rounding.output_roundings; })
+      .def_prop_ro("y", [](const BoundReference& r) { return view(r.y, {Size(r.rows), Size(r.cols)}, nb::find(r)); },
                    "fp64 values [rows, cols]")
-      .def_prop_ro("y16", [](const ReferenceOutput& r) { return view(r.y16, {Size(r.rows), Size(r.cols)}, nb::find(r)); },
+      .def_prop_ro("y16", [](const BoundReference& r) { return view(r.y16, {Size(r.rows), Size(r.cols)}, nb::find(r)); },
                    "the contract's 16-bit result, bits [rows, cols]: what the exact tier requires bit for bit")
-      .def_prop_ro("s", [](const ReferenceOutput& r) { return view(r.s, {Size(r.rows), Size(r.cols)}, nb::find(r)); },
+      .def_prop_ro("s", [](const BoundReference& r) { return view(r.s, {Size(r.rows), Size(r.cols)}, nb::find(r)); },
                    "S = sqrt(Σ_k t_k²) [rows, cols], the statistic of the bound")
-      .def("bounds", [](const ReferenceOutput& r) {
+      .def("bounds", [](const BoundReference& r) {
         std::vector<double> b(r.y.size(), 0.0);
         for (Size i = 0; i < b.size(); ++i) {
           if (std::isfinite(r.y[i])) b[i] = tolerance::element_bound(r.y[i], r.s[i], r.reduction_length, r.dtype, {}, r.rounding);
         }
         return owned(std::move(b), {Size(r.rows), Size(r.cols)});
       }, "The bounded tier's allowed |error| per element [rows, cols] (0 where y is not finite)")
-      .def("ratios", [](const ReferenceOutput& r, const Output16& out, const std::string& tier) {
-        const Tier t = parse_tier(tier);
-        return owned(tolerance::element_ratios(t, as_matrix(out, r), r), {Size(r.rows), Size(r.cols)});
-      }, nb::arg("output"), nb::arg("tier"),
-         "Per element what the gate compares with 1 (bounded: |error| / bound; exact: 0 or inf)");
+      .def_prop_ro("problem", [](const BoundReference& r) { return MoeProblem(r.problem); }, nb::rv_policy::move,
+                   "a copy of the problem of the case this reference was computed for")
+      .def("ratios", ratios, nb::arg("output").noconvert(), nb::arg("tier"), ratios_doc)
+      .def("ratios", [ratios](const BoundReference& r, nb::handle out, const std::string& tier) {
+        return ratios(r, output_argument(out, "Reference.ratios"), tier);
+      }, nb::arg("output"), nb::arg("tier"), ratios_doc);
 
   nb::class_<tolerance::ElementReport>(m, "Element", "One output element as the comparator saw it.")
       .def_ro("row", &tolerance::ElementReport::row)
@@ -100,14 +118,18 @@ void bind_judge(nb::module_& m) {
       .def("__repr__", [](const tolerance::Verdict& v) { return "<moeval.Verdict " + v.summary() + ">"; });
 
   m.def("reference", [](const GemmCase& c, const reference::NumericsContract& contract) {
-    return reference::reference_gemm(c, contract);
+    return BoundReference{reference::reference_gemm(c, contract), c.problem};
   }, nb::arg("case"), nb::arg("contract") = reference::NumericsContract{},
         "The CPU reference of a case under a numerics contract (default: ours).");
-  m.def("compare", [](const ReferenceOutput& ref, const Output16& out, const std::string& tier) {
+  const auto compare = [](const BoundReference& ref, const Output16& out, const std::string& tier) {
     const Tier t = parse_tier(tier);
     return tolerance::compare(t, as_matrix(out, ref), ref);
-  }, nb::arg("reference"), nb::arg("output"), nb::arg("tier"),
-     "The tier's comparator: output (uint16 bits [rows, cols]) against the reference.");
+  };
+  const char* compare_doc = "The tier's comparator: output (uint16 bits [rows, cols]) against the reference.";
+  m.def("compare", compare, nb::arg("reference"), nb::arg("output").noconvert(), nb::arg("tier"), compare_doc);
+  m.def("compare", [compare](const BoundReference& ref, nb::handle out, const std::string& tier) {
+    return compare(ref, output_argument(out, "compare"), tier);
+  }, nb::arg("reference"), nb::arg("output"), nb::arg("tier"), compare_doc);
 }
 
 }  // namespace moeval::python

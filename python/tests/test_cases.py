@@ -134,3 +134,32 @@ def test_act_order_packs_where_the_layout_carries_g_idx_and_is_refused_elsewhere
     for name in ("wna16", "awq"):
         with pytest.raises(ValueError, match="act"):
             c.layout(name)
+
+
+def test_sizes_whose_products_overflow_are_a_value_error():
+    # tokens · experts overflowed int64 and segfaulted in the routing.
+    with pytest.raises(ValueError, match=r"tokens \(M\) = 4611686018427387904 exceeds 2\^31 - 1"):
+        moeval.build_case(moeval.Problem(kind="gemm1", tokens=2**62))
+    with pytest.raises(ValueError, match=r"tokens \(M\) · experts \(E\) is too large"):
+        moeval.build_case(moeval.Problem(kind="gemm1", tokens=2**31 - 1, experts=1024))
+
+
+def test_case_problem_is_a_copy_that_cannot_change_the_case():
+    case = moeval.build_case(moeval.Problem(kind="gemm2", tier="exact", seed=3))
+    case.problem.tier = "bounded"  # edits a temporary copy
+    assert case.problem.tier == "exact"
+    p = case.problem
+    p.seed = 7
+    assert case.problem.seed == 3 and p.seed == 7
+    assert moeval.build_case(p).problem.seed == 7  # the edited copy builds a new case
+
+
+def test_decode_refuses_values_that_are_not_bits():
+    # Implicit conversion read 1.0 as the bit pattern 0x0001 (5.96e-08).
+    with pytest.raises(TypeError, match=r"decode: bits must be 16-bit bit patterns \(a numpy np.uint16 array\); got an array of dtype float64"):
+        moeval.decode(np.array([1.0]), "fp16")
+    with pytest.raises(TypeError, match="got list"):
+        moeval.decode([15360], "fp16")
+    bits = np.array([[0x3C00, 0x4000], [0, 0]], np.uint16)
+    assert moeval.decode(bits, "fp16").tolist() == [[1.0, 2.0], [0.0, 0.0]]
+    assert moeval.decode(bits[:, ::-1], "fp16").tolist() == [[2.0, 1.0], [0.0, 0.0]]  # non-contiguous uint16 is fine

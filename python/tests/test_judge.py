@@ -133,3 +133,45 @@ def test_torch_outputs_are_read_as_bits():
     assert moeval.judge(case, moeval.as_torch(bits, "fp16")).passed
     with pytest.raises(TypeError, match="bfloat16"):
         moeval.judge(case, torch.zeros(case.output_shape, dtype=torch.bfloat16))
+
+
+def test_editing_case_problem_does_not_change_how_it_is_judged():
+    case = gemm2(tier="exact", inter=128)
+    ref = moeval.reference(case)
+    out = ref.y16.copy()
+    # One ulp off where the bounded tier allows it: fails the exact tier, passes the bounded one.
+    flipped = moeval.decode(out ^ np.uint16(1), case.dtype)
+    row, col = np.argwhere(np.abs(flipped - ref.y) <= ref.bounds())[0]
+    out[row, col] ^= 1
+    assert moeval.compare(ref, out, "bounded").passed
+    case.problem.tier = "bounded"  # a copy: the case stays exact
+    assert case.problem.tier == "exact"
+    assert not moeval.judge(case, out).passed
+
+
+def test_compare_and_ratios_refuse_values_that_are_not_bits():
+    case = gemm2(dtype="fp16")
+    ref = moeval.reference(case)
+    # These were converted value by value to uint16 (a FAIL full of NaNs, not an error).
+    with pytest.raises(TypeError, match=r"compare: output must be 16-bit bit patterns \(a numpy np.uint16 array"):
+        moeval.compare(ref, ref.y.astype(np.float16), "bounded")
+    with pytest.raises(TypeError, match=r"Reference.ratios: output must be 16-bit bit patterns .*float32"):
+        ref.ratios(ref.y.astype(np.float32), "bounded")
+    with pytest.raises(TypeError, match=r"compare: output must be a CPU np.uint16 array of shape \[rows, cols\]; got shape \(2048,\)"):
+        moeval.compare(ref, ref.y16.ravel(), "bounded")
+    assert moeval.compare(ref, ref.y16, "bounded").passed
+    assert moeval.compare(ref, np.asfortranarray(ref.y16), "exact").passed  # uint16 of any layout is read as is
+    assert (ref.ratios(ref.y16, "exact") == 0).all()
+
+
+def test_a_reference_of_another_case_is_refused():
+    a, b = gemm2(seed=1), gemm2(seed=2)
+    ref_a = moeval.reference(a)
+    assert ref_a.problem.name == a.problem.name
+    with pytest.raises(ValueError, match=r"reference= was computed for .*-s1, not for this case \(.*-s2\)"):
+        assert_moe_close(ref_a.y16, b, reference=ref_a)
+    with pytest.raises(ValueError, match="reference= was computed for"):
+        moeval.judge(b, ref_a.y16, reference=ref_a)
+    # The tier only changes the comparison, so the reference of the same problem under the other tier is fine.
+    exact = gemm2(seed=1, tier="exact")
+    assert moeval.judge(exact, ref_a.y16, reference=ref_a).passed

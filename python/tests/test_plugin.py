@@ -6,6 +6,10 @@ point alone, and whose exit must print no nanobind leak report (the plugin once 
 moeval_case by Problem objects, which pytest keeps until exit, past the extension module's
 teardown)."""
 
+import importlib
+
+import pytest
+
 import moeval
 
 TEST_FILE = """
@@ -50,3 +54,23 @@ def test_parameters_hold_no_problem(pytester):
         matrix, index = item.callspec.params["moeval_case"]
         assert (type(matrix), type(index)) == (str, int), item.callspec.params
         assert item.callspec.id == moeval.matrix(matrix)[index].name
+
+
+def test_marker_without_a_matrix_is_a_usage_error(pytester):
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.moeval_matrix
+def test_case(moeval_case):
+    pass
+""")
+    result = pytester.runpytest_subprocess("--collect-only", "-q")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*UsageError*@pytest.mark.moeval_matrix takes one matrix name*known: quick, standard, full, default, smoke*"])
+
+
+def test_moeval_cuda_of_a_cpu_build_is_an_import_error():
+    if moeval.has_cuda:
+        pytest.skip("this is the CUDA build")
+    with pytest.raises(ImportError, match="built without CUDA.*MOEVAL_PY_CUDA=ON"):
+        importlib.import_module("moeval.cuda")
