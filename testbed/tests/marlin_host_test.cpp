@@ -1,14 +1,17 @@
 // Host-only facts of the Marlin integration (cpu tier): the registry lists the Marlin kernel, so
 // `moeval check`, `sweep` and the golden GPU test run it; the golden corpus holds act-order cases
 // it supports (which the WNA16 kernel cannot run); the adapter refuses exactly the weights the
-// kernel refuses; and moe_forward's workspace formula includes the act-order gather space.
+// kernel refuses; moe_forward's workspace formula includes the act-order gather space; and the
+// multi_gpu tier's cross-device problems reach every item height.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <string>
 
+#include "cross_device_problems.h"
 #include "moeval/fixtures/errors.h"
 #include "moeval/golden/loader.h"
 #include "moeval/kernels/moe_forward.h"
@@ -178,6 +181,23 @@ TEST(MoeForwardWorkspace, MarlinActOrderAddsTheLargerGemmsGatherSpace) {
     EXPECT_GE(kernels::moe_forward_workspace_bytes(args), plain + gather);
     EXPECT_LT(kernels::moe_forward_workspace_bytes(args), plain + gather + 512);  // 256-byte rounding only
   }
+}
+
+// The multi_gpu tier runs each problem of cross_device_problems() with its buffers on device 1
+// while device 0 is current. Each Marlin kernel form runs one item height, so the list must give
+// every block size the wgmma path's table picks (on the H200s of the two-GPU machine), and 8-row
+// blocks for every weight type.
+TEST(CrossDeviceCoverage, ProblemsReachEveryMarlinBlockSize) {
+  std::set<int> blocks;
+  std::set<WeightType> eight_row_types;
+  for (const MoeProblem& p : cross_device_problems()) {
+    const int block = kernels::choose_block_size({p.tokens, p.hidden, p.inter, int(p.experts), int(p.topk)},
+                                                 kernels::MoeWeightFormat::marlin, true);
+    blocks.insert(block);
+    if (block == 8) eight_row_types.insert(p.scheme.type);
+  }
+  EXPECT_EQ(blocks, (std::set<int>{8, 16, 32, 64, 128}));
+  EXPECT_EQ(eight_row_types.size(), 4u) << "every weight type at 8-row blocks";
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include "cross_device_problems.h"
 #include "gpu_case_support.h"
 #include "moeval/testbed/devices.h"
 #include "moeval/testbed/layer_runner.h"
@@ -13,22 +14,6 @@
 
 namespace moeval::testbed {
 namespace {
-
-std::vector<MoeProblem> cross_device_problems() {
-  std::vector<MoeProblem> problems;
-  for (Tier tier : {Tier::exact, Tier::bounded}) {
-    for (WeightType type : {WeightType::uint4b8, WeightType::uint4, WeightType::uint8b128, WeightType::uint8}) {
-      for (ProblemKind kind : {ProblemKind::gemm1, ProblemKind::gemm2}) {
-        problems.push_back(gemm_problem(kind, type, 64, DType::bf16, tier, 64, 33, 8));
-      }
-    }
-  }
-  // Act-order (for the kernels whose layout carries g_idx) and fp16.
-  MoeProblem act_order = gemm_problem(ProblemKind::gemm1, WeightType::uint4b8, 64, DType::f16, Tier::bounded, 64, 33, 8);
-  act_order.scheme.act_order = true;
-  problems.push_back(act_order);
-  return problems;
-}
 
 class CrossDevice : public testing::TestWithParam<std::string> {};
 
