@@ -220,6 +220,19 @@ int choose_wgmma_warpgroups(const MarlinMoeArgs& args, std::int64_t block_capaci
 
 }  // namespace detail
 
+const char* marlin_kernel_form_name(MarlinKernelForm form) {
+  switch (form) {
+    case MarlinKernelForm::none: return "none";
+    case MarlinKernelForm::columns: return "columns";
+    case MarlinKernelForm::slices: return "slices";
+    case MarlinKernelForm::thread_block: return "thread-block";
+    case MarlinKernelForm::wgmma: return "wgmma";
+    case MarlinKernelForm::wgmma_2wg: return "wgmma-2wg";
+    case MarlinKernelForm::wgmma_producer: return "wgmma-producer";
+  }
+  return "unknown";
+}
+
 int marlin_moe_wgmma_warpgroups(const MarlinMoeArgs& args, int device) {
   if (!marlin_moe_uses_wgmma(args, device)) return 0;
   return detail::choose_wgmma_warpgroups(args, args.blocks.sorted_capacity / args.blocks.block_size, sm_count(device));
@@ -495,6 +508,7 @@ void marlin_moe(const MarlinMoeArgs& args) {
            wgmma_unavailable_here);
   }
   const bool wgmma = uses_wgmma(args, wgmma_unavailable_here);
+  if (args.launched != nullptr) *args.launched = MarlinLaunchRecord{};
   if (args.blocks.num_slots == 0 || args.blocks.sorted_capacity == 0) return;
 
   const int block_size = args.blocks.block_size;
@@ -601,6 +615,27 @@ void marlin_moe(const MarlinMoeArgs& args) {
   }
 
   const bool shard = k_shard(w);
+  if (args.launched != nullptr) {
+    MarlinLaunchRecord& r = *args.launched;
+    r.block_size = block_size;
+    r.act_order_gather = act_order;
+    if (wgmma) {
+      r.form = wgmma_warpgroups == 3   ? MarlinKernelForm::wgmma_producer
+               : wgmma_warpgroups == 2 ? MarlinKernelForm::wgmma_2wg
+                                       : MarlinKernelForm::wgmma;
+      r.wgmma_warpgroups = wgmma_warpgroups;
+      r.split_slots = p.split_slots;
+    } else {
+      r.token_tiles = token_tiles;
+      r.form = token_tiles != 1 ? MarlinKernelForm::thread_block
+               : p.slice_grid > 0 ? MarlinKernelForm::slices
+                                  : MarlinKernelForm::columns;
+      r.warps_k = r.form == MarlinKernelForm::slices ? 0 : p.warps_k;
+      r.warp_columns = token_tiles == 1 ? p.warp_columns : 0;
+      r.max_slices = r.form == MarlinKernelForm::slices ? p.max_slices : 0;
+      r.slice_grid = r.form == MarlinKernelForm::slices ? static_cast<int>(p.slice_grid) : 0;
+    }
+  }
 #if defined(MOEVAL_HAVE_WGMMA)
   if (wgmma) {
     if (args.dtype == ActDType::f16) {

@@ -300,6 +300,51 @@ void route_tail_pairs(GemmCase& c, std::uint64_t seed) {
   c.routing.topk_ids = ids;  // the drawn weights stay: one per token, as the tier draws them
 }
 
+// What the call launched (MarlinLaunchRecord, filled from the values the launch took) against what
+// the case forced or needs: a forced choice read back through the query functions would only echo
+// the argument, so the record is the evidence that the forced kernel, split and form ran. The
+// query functions the benchmark plans with must agree with it too.
+void check_launch(const Config& config, const DeviceCase& d, const MarlinLaunchRecord& r) {
+  const bool wgmma_form = r.form == MarlinKernelForm::wgmma || r.form == MarlinKernelForm::wgmma_2wg ||
+                          r.form == MarlinKernelForm::wgmma_producer;
+  ASSERT_NE(r.form, MarlinKernelForm::none) << "the call launched nothing";
+  EXPECT_EQ(r.block_size, d.block);
+  EXPECT_EQ(wgmma_form, marlin_moe_uses_wgmma(d.args, 0)) << "ran " << marlin_kernel_form_name(r.form);
+  EXPECT_EQ(r.wgmma_warpgroups, marlin_moe_wgmma_warpgroups(d.args, 0)) << "ran " << marlin_kernel_form_name(r.form);
+  EXPECT_EQ(r.form == MarlinKernelForm::slices, marlin_moe_uses_slices(d.args, 0)) << "ran " << marlin_kernel_form_name(r.form);
+  if (r.form == MarlinKernelForm::columns) {
+    const MarlinColumnPlan plan = marlin_moe_column_plan(d.args, 0);
+    EXPECT_EQ(r.warps_k, plan.warps_k);
+    EXPECT_EQ(r.warp_columns, plan.warp_columns);
+  }
+  EXPECT_EQ(r.act_order_gather, config.act_order);
+  if (config.path == MarlinMmaPath::wgmma) {
+    EXPECT_TRUE(wgmma_form) << "forced wgmma, ran " << marlin_kernel_form_name(r.form);
+  }
+  if (config.path == MarlinMmaPath::mma_sync) {
+    EXPECT_FALSE(wgmma_form) << "forced mma.sync, ran " << marlin_kernel_form_name(r.form);
+  }
+  if (config.warpgroups != 0) {
+    EXPECT_EQ(r.wgmma_warpgroups, config.warpgroups) << "ran " << marlin_kernel_form_name(r.form);
+  }
+  if (config.sliced_tail) {
+    EXPECT_EQ(r.form, MarlinKernelForm::slices) << "ran " << marlin_kernel_form_name(r.form);
+    EXPECT_GT(r.max_slices, 1) << "the slice kernel may not split a last-round column";
+  }
+  if (config.warp_columns != 0) {
+    EXPECT_EQ(r.warp_columns, config.warp_columns) << "ran " << marlin_kernel_form_name(r.form);
+  }
+  if (config.warps_k > 0) {
+    EXPECT_EQ(r.form, d.block == 8 ? MarlinKernelForm::columns : MarlinKernelForm::thread_block)
+        << "ran " << marlin_kernel_form_name(r.form);
+    EXPECT_EQ(r.warps_k, config.warps_k) << "ran " << marlin_kernel_form_name(r.form);
+  }
+  if (config.split_round != Config::SplitRound::none) {
+    EXPECT_EQ(r.form, MarlinKernelForm::wgmma) << "ran " << marlin_kernel_form_name(r.form);
+    EXPECT_EQ(r.split_slots > 0, config.split_round != Config::SplitRound::capped_off);
+  }
+}
+
 void check_case(const Config& config, std::uint64_t seed) {
   GemmCase c = build_gemm_case(config.problem(seed));
   if (config.tail_pairs) {
@@ -381,8 +426,25 @@ void check_case(const Config& config, std::uint64_t seed) {
   } else {
     d.scramble_workspace(seed);
   }
-  const std::vector<unsigned char> scrambled = split_case ? d.workspace->download() : std::vector<unsigned char>{};
+  const bool sliced = config.sliced_tail;
+  const std::vector<unsigned char> scrambled =
+      split_case || sliced ? d.workspace->download() : std::vector<unsigned char>{};
+  MarlinLaunchRecord launched;
+  d.args.launched = &launched;
   const std::vector<std::uint16_t> first = d.run();
+  d.args.launched = nullptr;
+  check_launch(config, d, launched);
+  if (sliced && !config.expert_map) {
+    // The slice kernel's fp32 sums pass through workspace slots after the gathered activations
+    // (marlin_moe_workspace_bytes): a last round split in K slices wrote some of them over the
+    // bytes the test scrambled; a kernel that kept every column whole wrote none. (Not asserted with
+    // non-local experts: a non-local column is stored as zeros by slice 0 alone.)
+    const std::vector<unsigned char> ws = d.workspace->download();
+    const std::size_t gather = config.act_order ? (std::size_t(d.slots) * std::size_t(c.shape.k) * 2 + 255) / 256 * 256 : 0;
+    ASSERT_GE(ws.size(), gather + kMarlinSliceWorkspaceBytes);
+    EXPECT_FALSE(std::equal(ws.begin() + std::ptrdiff_t(gather), ws.end(), scrambled.begin() + std::ptrdiff_t(gather)))
+        << "no column of the last round was split in K slices: the slice slots hold what the test wrote";
+  }
   if (split_case) {
     // The workspace ends in the arrival words, then the split slots (after the gathered activations
     // with act-order): a split item's pieces wrote their sums there, over the bytes the test

@@ -311,18 +311,14 @@ CellResult ShapeBench::run(std::int64_t tokens, const Ceilings& ceilings) {
   if (s.options.marlin_warps_k != 0 && eight_rows && (marlin.warp_columns != 2 || s.options.marlin_warps_k <= kernels::kMarlinColumnPairMaxWarps)) {
     marlin.warps_k = s.options.marlin_warps_k;
   }
-  const int warpgroups = kernels::marlin_moe_wgmma_warpgroups(marlin, device);
-  const kernels::MarlinColumnPlan columns = kernels::marlin_moe_column_plan(marlin, device);
-  const bool slices = kernels::marlin_moe_uses_slices(marlin, device);
-  r.marlin_kernel = warpgroups == 3   ? "wgmma-producer"
-                    : warpgroups == 2 ? "wgmma-2wg"
-                    : warpgroups == 1 ? "wgmma"
-                    : slices          ? "slices"
-                    : columns.warps_k > 0 ? "columns"
-                                          : "thread-block";
-  r.marlin_warp_columns = columns.warp_columns;
-  r.marlin_warps_k = columns.warps_k;
+  // The kernel the timed calls launched, as marlin_moe recorded it (not a prediction).
+  kernels::MarlinLaunchRecord launched;
+  marlin.launched = &launched;
   r.marlin_s = timer.median_seconds([&] { kernels::marlin_moe(marlin); }, s.options.warmup, s.options.repeats);
+  marlin.launched = nullptr;
+  r.marlin_kernel = kernels::marlin_kernel_form_name(launched.form);
+  r.marlin_warp_columns = launched.warp_columns;
+  r.marlin_warps_k = launched.warps_k;
   r.marlin_with_align_s = timer.median_seconds(
       [&] {
         kernels::moe_align(marlin_align.args);

@@ -99,6 +99,36 @@ struct MarlinMoeWeights {
   bool is_k_full = true;                   // act-order only: false = K shard, groups from g_idx
 };
 
+// Which kernel a marlin_moe call launched (MarlinLaunchRecord::form); names as `moeval bench`
+// prints them (marlin_kernel_form_name).
+enum class MarlinKernelForm : std::uint8_t {
+  none,            // nothing launched: no routed slots, or an empty block table
+  columns,         // 8-row items, the column kernel (K split over warps_k warps of a block)
+  slices,          // 8-row items, the per-warp kernel with K slices in the last round
+  thread_block,    // 16- and 32-row items on mma.sync (and every K-shard item height above 8)
+  wgmma,           // the wgmma path, one warpgroup a thread block
+  wgmma_2wg,       // the wgmma path, two warpgroups sharing each activation chunk
+  wgmma_producer,  // the wgmma path's producer form (a copy warpgroup and two consumers)
+};
+const char* marlin_kernel_form_name(MarlinKernelForm form);
+
+// What one marlin_moe call launched, filled where MarlinMoeArgs::launched points, from the very
+// values the launch takes, right before it: a test or benchmark that must know which kernel ran
+// reads it here instead of predicting it with the query functions below (which a test of a forced
+// choice would only hear echo back).
+struct MarlinLaunchRecord {
+  MarlinKernelForm form = MarlinKernelForm::none;
+  int block_size = 0;
+  int token_tiles = 0;       // mma.sync: 8-row tiles of an item's rows (1 on the 8-row kernels)
+  int wgmma_warpgroups = 0;  // the wgmma path: 1, 2 or 3 (producer form); else 0
+  int warps_k = 0;           // the thread-block and column kernels: warps splitting K; else 0
+  int warp_columns = 0;      // the 8-row kernels: Marlin tile columns per warp; else 0
+  int max_slices = 0;        // the slice kernel: K slices of a last-round column at most; else 0
+  int slice_grid = 0;        // the slice kernel: thread blocks launched; else 0
+  std::int64_t split_slots = 0;  // 32-row wgmma items: workspace slots for last-round K pieces
+  bool act_order_gather = false;  // the activations were gathered by perm first (one more launch)
+};
+
 struct MarlinMoeArgs {
   const void* a = nullptr;  // [T / top_k, K] activation dtype, row-major
   void* c = nullptr;        // [T, N] activation dtype, row = sorted_id
@@ -140,6 +170,9 @@ struct MarlinMoeArgs {
   // (marlin_moe_split_slots) and are added in a fixed order; false keeps every item whole (A/Bs,
   // and a caller that wants no split slots). Ignored by every other call.
   bool split_last_round = true;
+  // Optional: where to record what the call launched (MarlinLaunchRecord); written on the host
+  // before the launch, also where nothing is launched (form none).
+  MarlinLaunchRecord* launched = nullptr;
 };
 
 // The column kernel's largest thread blocks, in warps (MarlinMoeArgs::warps_k): with one tile column
