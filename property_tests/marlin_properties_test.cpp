@@ -13,11 +13,28 @@ namespace {
 
 std::int64_t round_up(std::int64_t v, std::int64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
 
+// Routed rows per expert, in the bands where the Marlin kernel changes item height (8-row blocks up
+// to ~7 rows an expert, 16 from ~7, 32 from ~14, 64 from ~27 on the wgmma path): the tag of a draw.
+const char* rows_per_expert_band(const MoeProblem& p) {
+  const double per_expert = double(p.tokens * p.topk) / double(std::max<std::int64_t>(1, p.experts));
+  return per_expert < 7 ? "rows/expert <7" : per_expert < 14 ? "rows/expert 7-14" : per_expert < 27 ? "rows/expert 14-27" : "rows/expert >=27";
+}
+
 // Marlin tiles are 64 columns wide: GEMM1's N = 2I and GEMM2's N = H are rounded up to a multiple
 // of 64 (N is not a reduction size, so the scheme, the groups and the exact-tier bound are untouched).
+// The generator draws mostly decode-sized problems (about 5 in 6 run 8-row blocks, ~3 % 64-row
+// ones): half the draws get as many tokens as a target of routed rows per expert asks (12, 24, 48
+// or 96; at most 1024 routed rows, which keeps the host's reference cheap), so every run reaches
+// the 16-, 32- and 64-row items too. The tag counts the bands each run reached.
 MoeProblem fit_marlin(MoeProblem p) {
   if (p.kind != ProblemKind::gemm2) p.inter = round_up(p.inter, 32);
   if (p.kind != ProblemKind::gemm1) p.hidden = round_up(p.hidden, 64);
+  if (*rc::gen::arbitrary<bool>()) {
+    const std::int64_t per_expert = *rc::gen::element<std::int64_t>(12, 24, 48, 96);
+    const std::int64_t slots = std::min<std::int64_t>(per_expert * p.experts, 1024);
+    p.tokens = std::max<std::int64_t>(1, slots / p.topk);
+  }
+  RC_TAG(rows_per_expert_band(p));
   return p;
 }
 
