@@ -177,13 +177,22 @@ TEST(MarlinErrors, AdapterRefusalsAreTheKernelsOwn) {
   GuardedBuffer out("out", 0, std::size_t(c.routing.topk_ids.size() * c.shape.n) * 2, 2);
   const kernels::MarlinMoeArgs good = prepared.aligned_args();
 
+  // Each refusal must be the changed argument's own (a bare "throws" passes on any other rule).
+  const auto expect_refusal = [](const kernels::MarlinMoeArgs& args, const std::string& message) {
+    try {
+      kernels::marlin_moe(args);
+      ADD_FAILURE() << "no error; expected '" << message << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
   QuantizedWeights w = c.w;  // the adapter judges these
   kernels::MarlinMoeArgs bad = good;
   bad.c = out.data();
   bad.shape.n = 96;  // not a multiple of 64
   w.n = 96;
   EXPECT_NE(marlin_unsupported_reason(w).find("N = 96"), std::string::npos);
-  EXPECT_THROW(kernels::marlin_moe(bad), std::invalid_argument);
+  expect_refusal(bad, "marlin_moe: N = 96");
 
   bad = good;
   bad.c = out.data();
@@ -191,7 +200,7 @@ TEST(MarlinErrors, AdapterRefusalsAreTheKernelsOwn) {
   w = c.w;
   w.k = 120;
   EXPECT_NE(marlin_unsupported_reason(w).find("K = 120"), std::string::npos);
-  EXPECT_THROW(kernels::marlin_moe(bad), std::invalid_argument);
+  expect_refusal(bad, "marlin_moe: K = 120");  // the group rule (G = 64) speaks first
 
   bad = good;
   bad.c = out.data();
@@ -204,12 +213,12 @@ TEST(MarlinErrors, AdapterRefusalsAreTheKernelsOwn) {
   w.scheme.type = WeightType::uint4;
   w.scheme.act_order = true;
   EXPECT_NE(marlin_unsupported_reason(w).find("act-order with zero points"), std::string::npos);
-  EXPECT_THROW(kernels::marlin_moe(bad), std::invalid_argument);
+  expect_refusal(bad, "marlin_moe: act-order with zero points is not supported");
 
   bad = good;
   bad.c = out.data();
   bad.blocks.block_size = 24;
-  EXPECT_THROW(kernels::marlin_moe(bad), std::invalid_argument);
+  expect_refusal(bad, "marlin_moe: blocks.block_size = 24; allowed 8, 16, 32, 48, 64, 128");
 
   // The unchanged arguments run (the refusals above are about the one changed argument).
   bad = good;
