@@ -948,8 +948,12 @@ std::vector<Config> slices() {
   // counts too.
   add_column_pair_formats(out, sliced);
   add_eight_row_edge_cases(out, sliced);
-  // The workspace as a freed index array leaves it (small int32 values in every arrival word).
+  // The workspace as a freed index array leaves it (small int32 values in every arrival word). K of
+  // 72 tiles (H = 1152, GEMM1's K), so that the last round is split and the arrival words are used:
+  // at the default K of 16 tiles the plan allowed one slice, and the case (run so until 2026-12-05)
+  // never read an arrival word — the launch record showed it.
   Config indices = sliced;
+  indices.hidden = 1152;
   indices.index_workspace = true;
   out.push_back(indices);
   return out;
