@@ -1,5 +1,6 @@
 #include "moeval/golden/check.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <stdexcept>
@@ -132,13 +133,17 @@ FamilyReport update_family(Family family, const std::filesystem::path& path, std
 
 }  // namespace
 
-void require_known_case(const CorpusSelection& selection) {
-  if (selection.case_name.empty()) return;
+std::vector<Family> families_touched(const CorpusSelection& selection) {
+  const auto named = [&](const MoeProblem& p) { return p.name() == selection.case_name; };
+  std::vector<Family> out;
   for (Family f : selected(selection)) {
-    for (const MoeProblem& p : corpus(f)) {
-      if (p.name() == selection.case_name) return;
-    }
+    if (selection.case_name.empty() || std::ranges::any_of(corpus(f), named)) out.push_back(f);
   }
+  return out;
+}
+
+void require_known_case(const CorpusSelection& selection) {
+  if (selection.case_name.empty() || !families_touched(selection).empty()) return;
   throw std::invalid_argument("golden case '" + selection.case_name +
                               "' is not in the corpus of the selected families");
 }

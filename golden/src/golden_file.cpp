@@ -12,8 +12,7 @@ void check_schema(const H5Group& root) {
   if (!root.has_attribute(root_attr::schema_version)) {
     throw golden_error(root.file(), "/", "has no schema_version attribute; it is not a moeval golden file");
   }
-  const AttrValue version = root.attribute(root_attr::schema_version);
-  const auto* v = std::get_if<std::int64_t>(&version);
+  const std::optional<std::int64_t> v = schema_version_of(root);
   if (!v || *v != kSchemaVersion) {
     const std::string found = v ? std::to_string(*v) : std::string("a non-integer");
     throw golden_error(root.file(), "/",
@@ -24,6 +23,13 @@ void check_schema(const H5Group& root) {
 }
 
 }  // namespace
+
+std::optional<std::int64_t> schema_version_of(const H5Group& root) {
+  if (!root.has_attribute(root_attr::schema_version)) return std::nullopt;
+  const AttrValue version = root.attribute(root_attr::schema_version);
+  const auto* v = std::get_if<std::int64_t>(&version);
+  return v ? std::optional<std::int64_t>(*v) : std::nullopt;
+}
 
 GoldenReader::GoldenReader(const std::filesystem::path& path) : path_(path), file_(H5File::open_read(path)) {
   const H5Group root = file_.root();

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "commands.h"
@@ -16,6 +15,7 @@
 #include "stop_signal.h"
 #include "validators.h"
 #include "moeval/golden/check.h"
+#include "moeval/golden/golden_file.h"
 #include "moeval/golden/h5.h"
 #include "moeval/golden/loader.h"
 #include "moeval/golden/schema.h"
@@ -67,19 +67,6 @@ int report(const golden::FamilyReport& r, bool update, std::size_t max_lines) {
   return r.differences.empty() ? kPass : kCheckFailed;
 }
 
-// The families a run touches: the selected ones (all by default), less those without --case.
-std::vector<golden::Family> families_of(const golden::CorpusSelection& selection) {
-  std::vector<golden::Family> out;
-  for (const golden::Family f : selection.families.empty() ? golden::all_families() : selection.families) {
-    bool holds = selection.case_name.empty();
-    if (!holds) {
-      for (const MoeProblem& p : golden::corpus(f)) holds = holds || p.name() == selection.case_name;
-    }
-    if (holds) out.push_back(f);
-  }
-  return out;
-}
-
 // --update would rewrite a file of a newer schema in this build's older one, losing what the newer
 // moeval stored: refused before anything is rewritten, as the check refuses to read it. (A file
 // that cannot be read at all is replaced; the update says so.)
@@ -90,10 +77,7 @@ void refuse_newer_schema(const std::filesystem::path& dir, const std::vector<gol
     if (!std::filesystem::exists(file, ec)) continue;
     std::int64_t version = 0;
     try {
-      const golden::H5Group root = golden::H5File::open_read(file).root();
-      if (!root.has_attribute(golden::root_attr::schema_version)) continue;
-      const golden::AttrValue v = root.attribute(golden::root_attr::schema_version);
-      if (const auto* i = std::get_if<std::int64_t>(&v)) version = *i;
+      version = golden::schema_version_of(golden::H5File::open_read(file).root()).value_or(0);
     } catch (const std::exception&) {
       continue;
     }
@@ -111,7 +95,7 @@ int run_golden(const GoldenOptions& o) {
   for (const std::string& f : o.families) selection.families.push_back(golden::parse_family(f));
   golden::require_known_case(selection);
   const std::filesystem::path dir = existing_golden_dir(o.dir, "--dir");
-  const std::vector<golden::Family> families = families_of(selection);
+  const std::vector<golden::Family> families = golden::families_touched(selection);
   if (o.update) refuse_newer_schema(dir, families);
 
   // One family at a time, its line printed when it is done: an update stopped by Ctrl-C has said

@@ -35,6 +35,10 @@ struct FamilyReport {
 // Throws std::invalid_argument when selection.case_name names no case of the selected families.
 void require_known_case(const CorpusSelection& selection);
 
+// The families a selection touches: the named ones (every family when none is named), less, when a
+// case is named, those whose corpus does not hold it.
+std::vector<Family> families_touched(const CorpusSelection& selection);
+
 // --check: per family, the differences between the file and the regenerated cases (only the
 // selected case when one is named; families without it are left out of the result).
 std::vector<FamilyReport> check_corpus(const std::filesystem::path& dir, const CorpusSelection& selection);

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,9 @@
 #include "moeval/golden/schema.h"
 
 namespace moeval::golden {
+
+// The schema_version a golden file's root carries; nullopt where it has none or a non-integer.
+std::optional<std::int64_t> schema_version_of(const H5Group& root);
 
 // Opens a golden file for reading and validates it: exists, is HDF5, carries this build's
 // schema_version and every provenance attribute. Each failure is one GoldenError naming the file.
