@@ -9,13 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-// A value as a message shows it: JSON text, cut short; "missing" for an absent key.
-std::string shown(const json* value) {
-  if (!value) return "missing";
-  std::string text = value->dump();
-  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
-}
-
 const json* member(const json& object, const char* key) {
   if (!object.is_object()) return nullptr;
   const auto it = object.find(key);
@@ -23,7 +16,7 @@ const json* member(const json& object, const char* key) {
 }
 
 [[noreturn]] void refuse(const std::string& source, const std::string& field, const json* value, const std::string& allowed) {
-  throw UsageError(source + ": " + field + " is " + shown(value) + "; allowed: " + allowed);
+  throw UsageError(source + ": " + field + " is " + shown_value(value) + "; allowed: " + allowed);
 }
 
 const json& object_at(const json& parent, const char* key, const std::string& source, const std::string& field) {
@@ -49,6 +42,12 @@ long integer_at(const json& parent, const char* key, long lo, long hi, const std
 }
 
 }  // namespace
+
+std::string shown_value(const json* value, std::size_t limit) {
+  if (!value) return "missing";
+  const std::string text = value->dump();
+  return text.size() > limit ? text.substr(0, limit - 3) + "..." : text;
+}
 
 void validate_report_header(const json& header, const std::string& source) {
   const json& moeval = object_at(header, "moeval", source, "moeval");

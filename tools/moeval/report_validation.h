@@ -11,6 +11,10 @@
 
 namespace moeval::cli {
 
+// A value as a message shows it: its JSON text, cut to `limit` characters ("..." at the end); the
+// word "missing" for an absent one (null pointer).
+std::string shown_value(const nlohmann::json* value, std::size_t limit = 60);
+
 // `source` names the file and, for a line of results.jsonl, the line: "report 'DIR/results.jsonl',
 // line 1". The header: schema_version already checked; moeval.{version, commit}; run.{matrix,
 // filters, seeds, contract, shard.{index, count}, jobs_selected, jobs_in_shard, devices, host,

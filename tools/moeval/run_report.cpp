@@ -31,11 +31,9 @@ std::string read_report_file(const std::filesystem::path& file) {
   }
 }
 
-// One field of a header as a message shows it: JSON text, cut short; "missing" when absent.
+// One field of a header as a message shows it (shown_value).
 std::string field_text(const nlohmann::json& header, const nlohmann::json::json_pointer& at) {
-  if (!header.contains(at)) return "missing";
-  const std::string text = header.at(at).dump();
-  return text.size() > 80 ? text.substr(0, 77) + "..." : text;
+  return shown_value(header.contains(at) ? &header.at(at) : nullptr, 80);
 }
 
 // report.json is derived from results.jsonl when its run ends, so both hold that run's header. A
