@@ -158,11 +158,25 @@ H5Group H5Group::create_group(std::string_view name) const {
 
 namespace {
 
+herr_t collect_link_name(hid_t, const char* name, const H5L_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+  return 0;
+}
+
+// The names of a group's children of one type, sorted. The links are listed in one pass in the
+// order they are stored (H5Literate, native order) and sorted here. Not by index
+// (getObjnameByIdx): that asks HDF5 to build and sort the group's whole link table again for every
+// name, and on a group in dense storage whose link heap is damaged, HDF5 1.10's error path frees
+// table entries it never initialised — `moeval golden --check` died of SIGSEGV on one of 40
+// bit-flipped copies of wna16.h5 (golden_damaged_file_tests holds that file).
 std::vector<std::string> children_of_type(const H5::Group& group, H5O_type_t type) {
+  std::vector<std::string> links;
+  hsize_t position = 0;
+  if (H5Literate(group.getId(), H5_INDEX_NAME, H5_ITER_NATIVE, &position, collect_link_name, &links) < 0) {
+    throw H5::GroupIException("H5Literate", "could not list the group's links");
+  }
   std::vector<std::string> names;
-  const hsize_t count = group.getNumObjs();
-  for (hsize_t i = 0; i < count; ++i) {
-    std::string name = group.getObjnameByIdx(i);
+  for (std::string& name : links) {
     if (group.childObjType(name) == type) names.push_back(std::move(name));
   }
   std::sort(names.begin(), names.end());
