@@ -363,6 +363,9 @@ void check_case(const Config& config, std::uint64_t seed) {
   d.args.mma_path = config.path;
   d.args.warp_columns = config.warp_columns;
   if (config.sliced_tail) {
+    // slice_cap counts the kernel's units, which depend on the columns per warp: a case that left
+    // them to the plan would count the wrong units wherever the plan takes pairs.
+    ASSERT_NE(config.warp_columns, 0) << "a sliced-tail case forces its tile columns per warp (1 or 2)";
     const std::int64_t blocks = d.post_padded.download()[0] / d.block;
     // The slice kernel's units are tile columns, or pairs of them with two columns per warp.
     d.args.max_thread_blocks = slice_cap(blocks * (c.shape.n / (config.warp_columns == 2 ? 128 : 64)));
@@ -928,6 +931,7 @@ void add_eight_row_edge_cases(std::vector<Config>& out, const Config& base) {
   shard.k_shards = 2;
   shard.k_shard_rank = 1;
   shard.hidden = 1152;  // the rank's K (GEMM1)
+  shard.warp_columns = 1;  // a K shard runs one tile column per warp (pairs need the full K)
   out.push_back(shard);
 }
 
@@ -951,9 +955,12 @@ std::vector<Config> slices() {
   // The workspace as a freed index array leaves it (small int32 values in every arrival word). K of
   // 72 tiles (H = 1152, GEMM1's K), so that the last round is split and the arrival words are used:
   // at the default K of 16 tiles the plan allowed one slice, and the case (run so until 2026-12-05)
-  // never read an arrival word — the launch record showed it.
+  // never read an arrival word — the launch record showed it. One tile column per warp, forced: at
+  // K = 72 tiles the plan takes column pairs for N = 512, and slice_cap, counting single columns,
+  // then chose a cap whose last round was empty (the GPU tier of 2026-12-05 showed that too).
   Config indices = sliced;
   indices.hidden = 1152;
+  indices.warp_columns = 1;
   indices.index_workspace = true;
   out.push_back(indices);
   return out;
