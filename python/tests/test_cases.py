@@ -112,6 +112,14 @@ def test_align_reference_puts_every_slot_once_in_its_experts_block(block):
     assert np.all(sorted_ids[sorted_ids >= slots] == slots)
 
 
+def test_align_refuses_a_block_size_that_pads_past_int32_before_allocating():
+    # 2**31 with the case's experts in use asked for tens of GB of ids (killed by the OOM killer).
+    c = moeval.build_case(moeval.Problem(kind="gemm1", experts=16, tokens=13, topk=4, routing="zipf"))
+    for block in (2**31, 2**40):
+        with pytest.raises(ValueError, match=r"past 2\^31 - 1 sorted ids"):
+            c.align(block)
+
+
 def test_arrays_travel_as_dlpack_without_a_copy():
     c = moeval.build_case(moeval.Problem(kind="gemm1", experts=2, tokens=4, topk=1, hidden=128, inter=32))
     for name in ("a", "codes", "scales", "topk_weights"):

@@ -1,5 +1,6 @@
 #include "moeval/reference/align_reference.h"
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -23,8 +24,25 @@ AlignReference reference_moe_align(const Routing& routing, const MoeProblem& pro
     const std::int32_t e = routing.topk_ids[std::size_t(i)];
     if (e >= 0 && e < problem.experts) by_expert[std::size_t(e)].push_back(std::int32_t(i));
   }
+  // The padded length, before anything is allocated: sorted_token_ids are int32 indices, and a huge
+  // block_size would otherwise ask for experts × block_size ids (64 GB at 2^31 with 8 experts).
+  constexpr std::int64_t kMaxIds = std::numeric_limits<std::int32_t>::max();
+  std::int64_t padded = 0;
+  for (const std::vector<std::int32_t>& mine : by_expert) {
+    if (mine.empty()) continue;
+    const std::int64_t blocks = (std::int64_t(mine.size()) - 1) / block_size + 1;
+    // blocks · block_size > kMaxIds − padded, without forming the product (it may not fit in 64 bits)
+    if (blocks > (kMaxIds - padded) / block_size) padded = kMaxIds + 1;
+    else padded += blocks * block_size;
+    if (padded > kMaxIds) {
+      throw std::invalid_argument("reference_moe_align: block_size = " + std::to_string(block_size) + " pads the " +
+                                  std::to_string(slots) + " routed slots past 2^31 - 1 sorted ids (int32); allowed: a "
+                                  "block_size whose padded total fits in int32");
+    }
+  }
   AlignReference out;
   out.block_size = block_size;
+  out.sorted_token_ids.reserve(std::size_t(padded));
   for (std::int32_t e = 0; e < std::int32_t(problem.experts); ++e) {
     std::vector<std::int32_t>& mine = by_expert[std::size_t(e)];
     if (mine.empty()) continue;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <string>
 
 #include "moeval/fixtures/cases.h"
 #include "moeval/reference/align_reference.h"
@@ -28,6 +30,28 @@ TEST(AlignReference, KnownAnswerWithAnExpertMapAndAnInvalidId) {
   EXPECT_EQ(a.expert_ids, (std::vector<std::int32_t>{0, -1, 1, 1}));
   EXPECT_EQ(a.num_tokens_post_padded, 8);
   EXPECT_THROW(reference::reference_moe_align(r, p, 0), std::invalid_argument);
+}
+
+// A block_size that pads the sorted ids past int32 is refused before anything is allocated (2^31
+// with 4 experts in use asked for 32 GB of ids), with the limit named.
+TEST(AlignReference, PaddingPastInt32IsRefusedBeforeAllocating) {
+  MoeProblem p;
+  p.experts = 4;
+  p.topk = 2;
+  Routing r;
+  r.tokens = 3;
+  r.topk = 2;
+  r.topk_ids = {2, 0, 2, 1, 3, 2};  // experts 0, 1, 2 and 3 each hold a slot
+  r.topk_weights.assign(6, 1.0f);
+  for (const std::int64_t block_size : {std::int64_t{1} << 31, std::int64_t{1} << 29 | 1, std::numeric_limits<std::int64_t>::max()}) {
+    try {
+      reference::reference_moe_align(r, p, block_size);
+      ADD_FAILURE() << "block_size " << block_size << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("past 2^31 - 1 sorted ids"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(reference::reference_moe_align(r, p, 2).num_tokens_post_padded, 10);  // 2 + 2 + 4 + 2
 }
 
 class AlignInvariants : public ::testing::TestWithParam<int> {};
