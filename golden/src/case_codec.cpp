@@ -191,7 +191,21 @@ GoldenGemmCase decode_gemm_case(const CaseRecord& record, const std::filesystem:
   c.shape = c.problem.gemm();
   c.a_row_divisor = f.integer("a_row_divisor");
   c.mul_topk_weights = f.flag("mul_topk_weights");
-  if (c.a_row_divisor < 1) throw f.error("attribute a_row_divisor", "must be at least 1");
+  // GEMM1 reads activation row slot / topk (one row a token), GEMM2 row slot (one a routed slot), and
+  // only GEMM2 multiplies by the routing weights (build_gemm_case): a file that says otherwise would
+  // rebuild another GEMM than its expected outputs were computed for.
+  const bool gemm1 = c.problem.kind == ProblemKind::gemm1;
+  const std::int64_t divisor = gemm1 ? c.problem.topk : 1;
+  if (c.a_row_divisor != divisor) {
+    throw f.error("attribute a_row_divisor", "is " + std::to_string(c.a_row_divisor) + "; a " + (gemm1 ? "gemm1" : "gemm2") +
+                                                 " case with topk " + std::to_string(c.problem.topk) + " needs " +
+                                                 std::to_string(divisor));
+  }
+  if (c.mul_topk_weights == gemm1) {
+    throw f.error("attribute mul_topk_weights", std::string("is ") + (gemm1 ? "true" : "false") + "; a " +
+                                                    (gemm1 ? "gemm1 case never multiplies" : "gemm2 case always multiplies") +
+                                                    " by the routing weights");
+  }
   const DType act = c.problem.scheme.act;
   c.a = finite_inputs(f, "inputs/a", {c.shape.m, c.shape.k}, act);
   c.routing = get_routing(f, c.problem);

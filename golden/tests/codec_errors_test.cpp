@@ -84,6 +84,25 @@ TEST_F(GoldenCodecErrors, WrongShapeTypeAndDtypeAreNamed) {
   expect_contains(decode_error(dtype), prefix + "dataset weights/scales: has dtype bf16, expected fp16");
 }
 
+// The GEMM a case rebuilds follows from its kind: GEMM1 reads A row slot / topk and never multiplies
+// by the routing weights, GEMM2 reads row slot and always does. (Before 2026-12-05 any divisor >= 1
+// and either flag loaded, and rebuilt another GEMM than the stored outputs were computed for.)
+TEST_F(GoldenCodecErrors, RowDivisorAndWeightFlagMustFitTheKind) {
+  CaseRecord divisor = record;
+  divisor.attributes["a_row_divisor"] = std::int64_t(1);
+  expect_contains(decode_error(divisor), prefix + "attribute a_row_divisor: is 1; a gemm1 case with topk 2 needs 2");
+  CaseRecord weights = record;
+  weights.attributes["mul_topk_weights"] = std::int64_t(1);
+  expect_contains(decode_error(weights), prefix + "attribute mul_topk_weights: is true; a gemm1 case never multiplies");
+  MoeProblem p2 = small_gemm();
+  p2.kind = ProblemKind::gemm2;
+  p2.inter = 64;  // GEMM2's K: a multiple of the group size
+  CaseRecord gemm2 = generate_case(Family::wna16, p2);
+  EXPECT_NO_THROW(decode_gemm_case(gemm2, "stored.h5"));
+  gemm2.attributes["a_row_divisor"] = std::int64_t(2);
+  expect_contains(decode_error(gemm2), "attribute a_row_divisor: is 2; a gemm2 case with topk 2 needs 1");
+}
+
 TEST_F(GoldenCodecErrors, MissingDatasetIsNamed) {
   record.datasets.erase("weights/zeros");
   expect_contains(decode_error(record), prefix + "dataset weights/zeros: is missing");
