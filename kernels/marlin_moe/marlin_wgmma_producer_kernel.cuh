@@ -9,8 +9,10 @@
 // loop alone, over shared memory, runs at 0.8 of the dense bf16 rate. Here the consumers wait only
 // on a barrier per chunk of 4 K tiles, which the producer has filled several chunks ahead:
 // - weights, scales and zero points, whose rows of an item's 8 tile columns are contiguous in
-//   global memory, by the bulk copy engine (one thread issues a handful of copies per chunk), each
-//   completing as transaction bytes on the chunk's `full` barrier;
+//   global memory, by the bulk copy engine (lane 0 of each producer warp issues one or two copies
+//   per chunk: spread so, the large-M cells ran 5–8 % faster than with all of them from thread 0,
+//   thirty-first session, docs/bench.md), each completing as transaction bytes on the chunk's
+//   `full` barrier;
 // - the item's activation rows, gathered through sorted_token_ids, by cp.async from all 128
 //   producer threads into the 128-byte-swizzled chunk that wgmma reads (as in the other form), each
 //   thread's copies arriving on `full` by themselves (cp.async.mbarrier.arrive), so no producer
@@ -103,6 +105,9 @@ struct WgmmaProducerTile {
   static_assert(kProducerRegisters >= 56);
   static_assert(kStageBytes % 1024 == 0 && kStages * kStageBytes + kSlotBytes + 8 * kBarriers <= 220 * 1024);
   static_assert(kSlotBytes % 8 == 0 && kPiecesPerThread * kProducerThreads == 8 * kMaxRows);
+  // One weight tile of a chunk per producer warp; the two group slots' scales and zero points on
+  // the four warps (the producer's bulk copies, spread over its warps).
+  static_assert(kChunkTiles == kProducerThreads / 32 && 2 * kGroupSlots == kProducerThreads / 32);
 };
 
 // Where a producer thread's activation pieces of an item come from: a pointer per piece, null for
@@ -230,32 +235,42 @@ __global__ void __launch_bounds__(WgmmaProducerTile<BITS, ROWS>::kThreads, 1)
         const int kt0 = Tile::kChunkTiles * c;
         char* const st = ring + Tile::kStageBytes * stage;
         mbarrier_wait(empty + stage, phase ^ 1u);
-        if (tid == 0) {
+        if ((tid & 31) == 0) {
+          // The bulk copies come from lane 0 of each producer warp (warp w: weight tile w; warp j
+          // < 2: the scale rows of group slot j; warp 2 + j: its zero-point rows), not all from
+          // thread 0: each warp shares its SM sub-partition's issue slots with two consumer warps,
+          // and the consumers of a warpgroup move in lock step, so a producer warp that issues
+          // more than the others slows every consumer. Thread 0 alone announces the chunk's bytes;
+          // a copy that completes before that leaves the transaction count below zero for a while,
+          // which the barrier allows (its phase still waits for thread 0's arrival).
+          const int warp = tid >> 5;
           const int tiles = min(Tile::kChunkTiles, k_tiles - kt0);
           // Groups starting at tiles 0 and 2 of the chunk (channelwise: tile 0 of the K range only).
           const bool starts[Tile::kGroupSlots] = {(kt0 & p.group_tile_mask) == 0,
                                                   tiles > 2 && ((kt0 + 2) & p.group_tile_mask) == 0};
-          unsigned bytes = static_cast<unsigned>(tiles * columns * Tile::kColumnBytes);
+          if (tid == 0) {
+            unsigned bytes = static_cast<unsigned>(tiles * columns * Tile::kColumnBytes);
 #pragma unroll
-          for (int j = 0; j < Tile::kGroupSlots; ++j) {
-            if (!starts[j]) continue;
-            if (!p.channelwise) bytes += columns * Tile::kScaleColumnBytes;
-            if constexpr (MODE == QuantMode::zero_point) bytes += columns * Tile::kZeroColumnBytes;
+            for (int j = 0; j < Tile::kGroupSlots; ++j) {
+              if (!starts[j]) continue;
+              if (!p.channelwise) bytes += columns * Tile::kScaleColumnBytes;
+              if constexpr (MODE == QuantMode::zero_point) bytes += columns * Tile::kZeroColumnBytes;
+            }
+            mbarrier_arrive_expect_tx(full + stage, bytes);
           }
-          mbarrier_arrive_expect_tx(full + stage, bytes);
-          for (int i = 0; i < tiles; ++i) {
-            bulk_copy_to_shared(st + Tile::kWeightOffset + Tile::kTileBytes * i, weight + (kt0 + i) * weight_kt_stride,
+          if (warp < tiles) {
+            bulk_copy_to_shared(st + Tile::kWeightOffset + Tile::kTileBytes * warp, weight + (kt0 + warp) * weight_kt_stride,
                                 columns * Tile::kColumnBytes, full + stage);
           }
-#pragma unroll
-          for (int j = 0; j < Tile::kGroupSlots; ++j) {
-            if (!starts[j]) continue;
+          const int j = warp % Tile::kGroupSlots;
+          if (starts[j]) {
             const std::int64_t group = (kt0 + 2 * j) >> p.group_tile_shift;
-            if (!p.channelwise) {
-              bulk_copy_to_shared(st + Tile::kScaleOffset + j * Tile::kTileColumns * Tile::kScaleColumnBytes,
-                                  scales + group * p.n, columns * Tile::kScaleColumnBytes, full + stage);
-            }
-            if constexpr (MODE == QuantMode::zero_point) {
+            if (warp < Tile::kGroupSlots) {
+              if (!p.channelwise) {
+                bulk_copy_to_shared(st + Tile::kScaleOffset + j * Tile::kTileColumns * Tile::kScaleColumnBytes,
+                                    scales + group * p.n, columns * Tile::kScaleColumnBytes, full + stage);
+              }
+            } else if constexpr (MODE == QuantMode::zero_point) {
               bulk_copy_to_shared(st + Tile::kZeroOffset + j * Tile::kTileColumns * Tile::kZeroColumnBytes,
                                   zeros + group * (p.n * BITS / 32), columns * Tile::kZeroColumnBytes, full + stage);
             }
