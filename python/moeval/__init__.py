@@ -124,9 +124,17 @@ def as_torch(bits: np.ndarray, dtype: str, device: Any = None):
     array's memory where the array is writable; a read-only array (a kernel result's output, say) is
     copied, since a torch tensor is always writable and writing through one that shares read-only
     memory is undefined."""
+    torch_dtypes = ("fp16", "bf16")
+    if dtype not in torch_dtypes:
+        raise ValueError(f"as_torch: dtype '{dtype}' is not one of {', '.join(torch_dtypes)}")
+    array = np.asarray(bits)
+    if array.dtype != np.uint16:
+        # Any other element type would be reinterpreted as 16-bit words: a float32 array of n values
+        # would come back as 2n meaningless halves.
+        raise TypeError(f"as_torch: bits must be a uint16 array of {dtype} bit patterns (a case's arrays, "
+                        f"a result's output); got {array.dtype}")
     import torch
 
-    array = np.asarray(bits)
     if not array.flags.writeable:
         array = array.copy()
     tensor = torch.from_numpy(array.view(np.int16)).view({"fp16": torch.float16, "bf16": torch.bfloat16}[dtype])

@@ -46,7 +46,16 @@ def save(directory: str, case: moeval.Case, output_bits: np.ndarray, contract: m
 
 def load(path: str) -> Tuple[moeval.Case, np.ndarray, moeval.Contract]:
     """The case (rebuilt and checked against the stored inputs), the output bits and the contract."""
-    with np.load(path, allow_pickle=False) as data:
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except ValueError as e:  # neither .npz nor .npy (numpy then tries pickle, which is refused)
+        raise ValueError(f"{path}: is not an .npz archive written by moeval.repro.save (numpy: {e})") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path}: is a single .npy array, not a repro file (an .npz archive written by moeval.repro.save)")
+    with archive as data:
+        for key in ("problem", "contract", "output"):
+            if key not in data.files:
+                raise ValueError(f"{path}: holds no '{key}'; not a repro file written by moeval.repro.save")
         problem = moeval.Problem(**json.loads(str(data["problem"])))
         contract = moeval.Contract.parse(str(data["contract"]))
         output = np.array(data["output"])
@@ -66,19 +75,29 @@ def replay(path: str) -> moeval.Verdict:
 
 
 def main(argv=None) -> int:
-    """python -m moeval.repro FILE...: judges each file's stored output again (exit 1 on a failure)."""
+    """python -m moeval.repro FILE...: judges each file's stored output again (exit 1 on a failed
+    verdict, 2 where a file could not be read; every file is tried)."""
     import sys
 
     paths = sys.argv[1:] if argv is None else argv
     if not paths:
         print("usage: python -m moeval.repro FILE.npz...", file=sys.stderr)
         return 2
-    failed = 0
+    failed = unreadable = 0
     for path in paths:
-        verdict = replay(path)
+        # One bad file (missing, not an .npz, written by another version) is reported and the
+        # others are still judged; the exit status says the worst: 2 for a file that could not be
+        # read, else 1 for a failed verdict.
+        try:
+            verdict = replay(path)
+        except (OSError, ValueError, TypeError) as e:
+            unreadable += 1
+            what = str(e) or type(e).__name__
+            print(f"{path}: ERROR: {what.removeprefix(path + ': ')}", file=sys.stderr)
+            continue
         failed += not verdict.passed
         print(f"{path}: {verdict.summary()}")
-    return 1 if failed else 0
+    return 2 if unreadable else 1 if failed else 0
 
 
 if __name__ == "__main__":

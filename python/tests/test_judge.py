@@ -54,6 +54,28 @@ def test_one_scale_off_fails_at_its_column(tmp_path):
     assert verdict.summary() == moeval.judge(case, out).summary()
 
 
+def test_repro_main_reports_a_bad_file_and_judges_the_others(tmp_path, capsys):
+    case = gemm2()
+    expert = int(case.topk_ids.reshape(-1)[0])
+    good = repro.save(str(tmp_path), case, numpy_kernel.run(case, scale_off=(expert, 1, 5)), moeval.Contract())
+    missing = str(tmp_path / "absent.npz")
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"not a zip archive")
+    empty = tmp_path / "empty.npz"
+    np.savez(empty, output=np.zeros(3, np.uint16))  # no problem, no contract
+    single = tmp_path / "single.npy"
+    np.save(single, np.zeros(3, np.uint16))
+    status = repro.main([missing, str(garbage), str(empty), str(single), good])
+    out, err = capsys.readouterr()
+    assert status == 2  # unreadable files outrank the failed verdict
+    assert f"{missing}: ERROR:" in err
+    assert f"{garbage}: ERROR: is not an .npz archive" in err
+    assert f"{empty}: ERROR: holds no 'problem'" in err
+    assert f"{single}: ERROR: is a single .npy array" in err
+    assert f"{good}: " in out  # the readable file was still judged
+    assert repro.main([good]) == 1
+
+
 def test_permuted_rows_fail_as_whole_rows(tmp_path):
     case = gemm2()
     ids = case.topk_ids.reshape(-1)
@@ -124,6 +146,17 @@ def test_as_torch_shares_a_writable_array_and_copies_a_read_only_one():
     copied[0, 0] = 0.0
     assert frozen[0, 0] == 0x3C00 and not np.shares_memory(copied.numpy(), frozen)
     assert np.array_equal(copied.view(torch.int16).numpy().view(np.uint16)[1], frozen[1])
+
+
+def test_as_torch_refuses_other_element_types_and_dtypes_before_importing_torch():
+    # Checked first, so these run without torch: a float32 array would have come back as twice as
+    # many meaningless halves, an unknown dtype as a KeyError.
+    with pytest.raises(TypeError, match="uint16 array of fp16 bit patterns.*got float32"):
+        moeval.as_torch(np.ones(4, np.float32), "fp16")
+    with pytest.raises(TypeError, match="got int16"):
+        moeval.as_torch(np.ones(4, np.int16), "bf16")
+    with pytest.raises(ValueError, match="dtype 'fp32' is not one of fp16, bf16"):
+        moeval.as_torch(np.ones(4, np.uint16), "fp32")
 
 
 def test_torch_outputs_are_read_as_bits():
