@@ -70,8 +70,10 @@ void bind_cuda(nb::module_& m) {
           throw std::invalid_argument("GuardedBuffer.tensor: shape holds " + std::to_string(n * dt.bits / 8) +
                                       " bytes of " + dtype + " but the buffer '" + b.name() + "' holds " + std::to_string(b.bytes()));
         }
-        return torch_view(b, shape, dt);
-      }, nb::arg("shape"), nb::arg("dtype"), "A torch tensor viewing the payload (valid while the buffer lives)")
+        // The buffer's Python object owns the view: a tensor kept after `del buffer` must not point
+        // at freed device memory (it did before 2026-12-05).
+        return torch_view(b, shape, dt, nb::find(b));
+      }, nb::arg("shape"), nb::arg("dtype"), "A torch tensor viewing the payload; it keeps the buffer alive")
       .def("poison", [](GuardedBuffer& b) { b.poison(); })
       .def("check_guards", &GuardedBuffer::check_guards, "'' when both guards are intact, else what was overwritten")
       .def("check_unchanged", &GuardedBuffer::check_unchanged, "'' when an uploaded payload is unchanged");

@@ -6,6 +6,7 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
@@ -31,21 +32,36 @@ struct Layout {
   std::vector<Array> arrays;
   nb::dict attrs;
 
-  // `leading` are the known leading dimensions; the last one is derived from the size. An array
-  // whose size does not fit them stays flat.
+  // Every array's shape is stated in full, or as its leading dimensions with the last derived from
+  // the size (add_rows): never guessed. (A guess that kept `leading` alone where the size matched it
+  // dropped a trailing axis of 1: the zero points of a channelwise scheme, [E][N/ppb][G] with G = 1,
+  // came out as [E][N/ppb], another rank than with groups.) A size that does not fit is a packer
+  // and binding mismatch: std::logic_error, never a flat array.
   template <class T>
-  void add(std::string array_name, std::vector<T>&& v, std::vector<Size> leading) {
+  void add(std::string array_name, std::vector<T>&& v, std::vector<Size> shape) {
     if (v.empty()) return;  // absent (zero points of symmetric types, g_idx without act-order)
     Size known = 1;
-    for (Size d : leading) known *= d;
-    std::vector<Size> shape{v.size()};
-    if (known == v.size() && leading.size() >= 2) {
-      shape = leading;
-    } else if (known > 0 && v.size() % known == 0) {
-      shape = leading;
-      shape.push_back(v.size() / known);
-    }
+    for (Size d : shape) known *= d;
+    if (known != v.size()) throw mismatch(array_name, v.size(), shape);
     arrays.push_back({std::move(array_name), Data(std::move(v)), std::move(shape)});
+  }
+  template <class T>
+  void add_rows(std::string array_name, std::vector<T>&& v, std::vector<Size> leading) {
+    if (v.empty()) return;
+    Size known = 1;
+    for (Size d : leading) known *= d;
+    if (known == 0 || v.size() % known != 0) throw mismatch(array_name, v.size(), leading);
+    leading.push_back(v.size() / known);
+    arrays.push_back({std::move(array_name), Data(std::move(v)), std::move(leading)});
+  }
+
+ private:
+  static std::logic_error mismatch(const std::string& array_name, Size size, const std::vector<Size>& shape) {
+    std::string dims;
+    for (Size d : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    return std::logic_error("layout array '" + array_name + "' holds " + std::to_string(size) +
+                            " values, which do not fit the shape [" + dims + (shape.size() ? ", ...]" : "]") +
+                            " stated for it (a packer and the bindings disagree)");
   }
 };
 

@@ -1,5 +1,7 @@
-// torch tensors that view device memory moeval owns (guarded buffers), through DLPack: no copy,
-// no ownership — valid while the buffer lives.
+// torch tensors that view device memory moeval owns (guarded buffers), through DLPack: no copy.
+// A view handed to a Python kernel during a call owns nothing (the buffers outlive the call); a
+// view a user takes from a GuardedBuffer (GuardedBuffer.tensor) holds the Python buffer object as
+// its owner, so the memory stays allocated while the tensor lives.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -21,8 +23,9 @@ inline nb::dlpack::dtype float32_dtype() { return nb::dtype<float>(); }
 inline nb::dlpack::dtype int32_dtype() { return nb::dtype<std::int32_t>(); }
 inline nb::dlpack::dtype uint8_dtype() { return nb::dtype<std::uint8_t>(); }
 
-inline nb::object torch_view(const testbed::GuardedBuffer& b, const std::vector<std::size_t>& shape, nb::dlpack::dtype dtype) {
-  nb::ndarray<nb::pytorch> t(b.data(), shape.size(), shape.data(), nb::handle(), nullptr, dtype, nb::device::cuda::value,
+inline nb::object torch_view(const testbed::GuardedBuffer& b, const std::vector<std::size_t>& shape, nb::dlpack::dtype dtype,
+                             nb::handle owner = nb::handle()) {
+  nb::ndarray<nb::pytorch> t(b.data(), shape.size(), shape.data(), owner, nullptr, dtype, nb::device::cuda::value,
                              b.device());
   return nb::cast(t, nb::rv_policy::reference);
 }

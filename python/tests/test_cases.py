@@ -90,6 +90,36 @@ def test_every_layout_packs_with_its_documented_shapes(bits, weight_type):
         c.layout("exl2")
 
 
+@pytest.mark.parametrize("group_size", [-1, 64])
+def test_layout_arrays_keep_their_rank_with_one_group(group_size):
+    # With a channelwise scheme (one group) the zero points' group axis is 1 and is kept: the
+    # arrays have the same rank as with groups (before 2026-12-05 wna16's qzeros and
+    # compressed-tensors' weight_zero_point lost it and came out 2-D).
+    c = moeval.build_case(moeval.Problem(kind="gemm1", experts=2, tokens=4, topk=1, hidden=256, inter=64,
+                                         weight_type="uint4", group_size=group_size))
+    e, k, n = c.codes.shape
+    groups = 1 if group_size == -1 else k // group_size
+    assert c.layout("wna16").arrays["qzeros"].shape == (e, n // 2, groups)
+    assert c.layout("compressed_tensors").arrays["weight_zero_point"].shape == (e, n * 4 // 32, groups)
+    assert c.layout("gptq").arrays["qzeros"].shape == (e, groups, n // 8)
+    assert c.layout("marlin").arrays["zeros"].shape == (e, groups, n // 8)
+
+
+def test_every_layout_of_the_smoke_matrix_states_every_array_shape():
+    # Every array's shape is stated, never guessed: a size that does not fit would raise.
+    for p in moeval.matrix("smoke"):
+        c = moeval.build_case(p)
+        for name in ("wna16", "marlin", "gptq", "awq", "compressed_tensors"):
+            try:
+                arrays = c.layout(name).arrays
+            except ValueError:
+                continue  # a scheme this layout cannot hold (act-order in wna16, 8-bit AWQ, ...)
+            for array_name, array in arrays.items():
+                rank = 2 if array_name in ("g_idx", "perm", "weight_g_idx") else 3
+                assert array.ndim == rank, (p.name, name, array_name, array.shape)
+                assert array.shape[0] == c.codes.shape[0], (p.name, name, array_name, array.shape)
+
+
 def test_gptq_words_hold_the_logical_codes():
     """Unpack GPTQ's qweight in numpy (8 nibbles per int32 along K, lowest first) and find the codes."""
     c = moeval.build_case(moeval.Problem(kind="gemm1", experts=2, tokens=4, topk=1, hidden=128, inter=32))

@@ -157,3 +157,18 @@ def test_guarded_buffer_views_and_checks():
     view[0, 0] = view[0, 0] + 1
     torch.cuda.synchronize()
     assert "a" in buffer.check_unchanged()
+
+
+def test_guarded_buffer_tensor_keeps_the_buffer_alive():
+    import gc
+    import sys
+
+    buffer = mc.GuardedBuffer("out", 0, 64, 2)
+    before = sys.getrefcount(buffer)
+    view = buffer.tensor([32], "float16")
+    assert sys.getrefcount(buffer) == before + 1, "the view does not hold the buffer"
+    del buffer
+    gc.collect()
+    view.fill_(1.0)  # the buffer's memory, still allocated: the view owns it
+    torch.cuda.synchronize()
+    assert view.float().sum().item() == 32.0
