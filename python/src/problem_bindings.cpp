@@ -1,9 +1,11 @@
 // Problems, numerics contracts and named matrices. Enumerations travel as their stable names
 // ("gemm1", "uint4b8", "bf16", ...), the same words moeval's reports and file names use.
+#include <nanobind/operators.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -129,7 +131,12 @@ void bind_problem(nb::module_& m) {
       .def_prop_ro("routing_weight", [](const reference::NumericsContract& c) { return std::string(to_string(c.routing_weight)); })
       .def_prop_ro("determinism", [](const reference::NumericsContract& c) { return std::string(to_string(c.determinism)); })
       .def_prop_ro("name", &reference::NumericsContract::name)
-      .def("__eq__", [](const reference::NumericsContract& a, const reference::NumericsContract& b) { return a == b; })
+      // Equal contracts hash alike (by their canonical name, a function of the three fields), so a
+      // Contract can key a dict or sit in a set; compared with anything else it is unequal (the
+      // operator form returns NotImplemented there, where a plain __eq__ raised TypeError).
+      .def(nb::self == nb::self)
+      .def(nb::self != nb::self)
+      .def("__hash__", [](const reference::NumericsContract& c) { return std::hash<std::string>{}(c.name()); })
       .def("__repr__", [](const reference::NumericsContract& c) { return "<moeval.Contract " + c.name() + ">"; });
 
   m.def("matrix", &testbed::gemm_matrix, nb::arg("name"), "The GEMM problems of a named matrix (matrix_names()).");

@@ -101,6 +101,14 @@ def test_rounding_before_the_routing_weight_needs_its_contract(dtype, tmp_path):
     assert not moeval.judge(case, numpy_kernel.run(case, scale_off=(expert, 0, 3), round_before_weight=True), declared).passed
 
 
+def test_equal_contracts_hash_alike_and_other_types_compare_unequal():
+    a, b = moeval.Contract(), moeval.Contract.parse("dequant=sub_then_mul")
+    assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1 and len({a, b}) == 1
+    other = moeval.Contract(dequant="scaled_zero_fma")
+    assert a != other and len({a, other}) == 2
+    assert (a == 5) is False and (a != "dequant=sub_then_mul") is True
+
+
 def test_contract_changes_the_reference_and_the_bound():
     case = gemm2(weight_type="uint8", group_size=32)
     ours = moeval.reference(case)
