@@ -23,9 +23,9 @@ void require_schema(const nlohmann::json& j, const std::filesystem::path& file) 
 
 // The file's text; one that cannot be read is refused with the system's reason ("Is a
 // directory", "Permission denied"), not mistaken for an empty or corrupt one.
-std::string read_report_file(const std::filesystem::path& file) {
+std::string read_report_file(const std::filesystem::path& file, bool first_line = false) {
   try {
-    return read_text_file(file);
+    return first_line ? read_first_line(file) : read_text_file(file);
   } catch (const std::exception& e) {
     throw UsageError("report '" + file.string() + "': cannot be read: " + e.what());
   }
@@ -45,8 +45,7 @@ void require_one_run(const std::filesystem::path& dir, const nlohmann::json& rep
   const auto lines = dir / "results.jsonl";
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::symlink_status(lines, ec))) return;  // report.json alone
-  const std::string text = read_report_file(lines);
-  nlohmann::json header = parse_json_text(text.substr(0, text.find('\n')), "report '" + lines.string() + "', line 1");
+  nlohmann::json header = parse_json_text(read_report_file(lines, true), "report '" + lines.string() + "', line 1");
   std::string difference = "line 1 of results.jsonl is not a run header";
   if (header.is_object()) {
     header.erase("type");

@@ -23,9 +23,8 @@ void sync_directory(const std::filesystem::path& dir) {
   ::close(fd);
 }
 
-}  // namespace
-
-std::string read_text_file(const std::filesystem::path& path) {
+// The file's bytes, or those of its first line (without the newline).
+std::string read_text(const std::filesystem::path& path, bool first_line) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(errno);
   struct stat st {};
@@ -46,10 +45,24 @@ std::string read_text_file(const std::filesystem::path& path) {
     }
     if (n == 0) break;
     text.append(buffer, std::size_t(n));
+    if (first_line) {
+      // Stop at the first newline: the header line of a results.jsonl of many results is all a
+      // caller asked for.
+      if (const std::size_t end = text.find('\n', text.size() - std::size_t(n)); end != std::string::npos) {
+        text.resize(end);
+        break;
+      }
+    }
   }
   ::close(fd);
   return text;
 }
+
+}  // namespace
+
+std::string read_text_file(const std::filesystem::path& path) { return read_text(path, false); }
+
+std::string read_first_line(const std::filesystem::path& path) { return read_text(path, true); }
 
 void write_all(int fd, const std::string& text) {
   std::size_t done = 0;

@@ -19,6 +19,8 @@ namespace moeval::cli {
 // The file's bytes. Throws std::runtime_error with the system's reason alone ("Is a directory",
 // "Permission denied", "No such file or directory"); the caller names the file and its role.
 std::string read_text_file(const std::filesystem::path& path);
+// Its first line, without the newline (the whole file where it has none); reads no further.
+std::string read_first_line(const std::filesystem::path& path);
 
 // All of `text` into `fd`. Throws std::runtime_error with the system's reason alone.
 void write_all(int fd, const std::string& text);

@@ -44,6 +44,28 @@ class ReportFileTest : public ::testing::Test {
   fs::path dir_;
 };
 
+// read_first_line stops at the first newline (a results.jsonl's header, without reading its many
+// result lines), also where that line spans several reads, and reports a directory as such.
+TEST_F(ReportFileTest, FirstLineIsReadAlone) {
+  const std::string long_line(200000, 'x');  // longer than one read of 64 KiB
+  std::ofstream(dir_ / "lines") << long_line << "\nsecond\nthird";
+  EXPECT_EQ(read_first_line(dir_ / "lines"), long_line);
+  std::ofstream(dir_ / "one") << "no newline at all";
+  EXPECT_EQ(read_first_line(dir_ / "one"), "no newline at all");
+  std::ofstream(dir_ / "empty").flush();
+  EXPECT_EQ(read_first_line(dir_ / "empty"), "");
+  EXPECT_THROW(
+      {
+        try {
+          read_first_line(dir_);
+        } catch (const std::runtime_error& e) {
+          EXPECT_STREQ(e.what(), "Is a directory");
+          throw;
+        }
+      },
+      std::runtime_error);
+}
+
 TEST_F(ReportFileTest, NewFileGetsProgressThenTheFinalReport) {
   const fs::path path = dir_ / "r.json";
   ReportFile report(path.string());
