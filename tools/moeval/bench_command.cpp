@@ -60,15 +60,8 @@ int run_bench(const BenchOptions& o, const std::string& command) {
                stdout);
     return kPass;
   }
-  // Arguments and the report path first, then the device: bad input is exit 2 on any machine.
-  if (o.shapes != "all") {
-    for (const std::string& name : split_list(o.shapes)) {
-      if (name == "all") {
-        throw UsageError("--shapes: '" + o.shapes + "': all stands alone (it selects every shape); list shapes, or give all");
-      }
-      if (name.empty()) throw UsageError("--shapes: '" + o.shapes + "' has an empty element; give shape names separated by commas");
-    }
-  }
+  // Arguments and the report path first, then the device: bad input is exit 2 on any machine
+  // (select_shapes refuses an unknown, empty, repeated or non-alone "all" element).
   const std::vector<bench::BenchShape> shapes = bench::select_shapes(o.shapes);
   ReportFile report(o.json_path);
   const DevicePlan plan = plan_devices({o.device});

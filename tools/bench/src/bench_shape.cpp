@@ -1,4 +1,4 @@
-#include <sstream>
+#include <algorithm>
 #include <stdexcept>
 
 #include "moeval/bench/bench_shape.h"
@@ -17,22 +17,32 @@ const std::vector<BenchShape>& default_shapes() {
 
 std::vector<BenchShape> select_shapes(const std::string& list) {
   if (list.empty() || list == "all") return default_shapes();
+  // The elements, empty ones kept ("a,", ",a" and "a,,b" are refused, not read as "a" and "a,b").
+  std::vector<std::string> names;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = list.find(',', start);
+    names.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
   std::vector<BenchShape> chosen;
-  std::stringstream in(list);
-  std::string name;
-  while (std::getline(in, name, ',')) {
-    bool found = false;
-    for (const BenchShape& s : default_shapes()) {
-      if (s.name == name) {
-        chosen.push_back(s);
-        found = true;
-      }
+  for (const std::string& name : names) {
+    if (name == "all") {
+      throw std::invalid_argument("--shapes: '" + list + "': all stands alone (it selects every shape); list shapes, or give all");
     }
-    if (!found) {
-      std::string known;
-      for (const BenchShape& s : default_shapes()) known += (known.empty() ? "" : ", ") + s.name;
-      throw std::invalid_argument("--shapes: unknown shape '" + name + "'; known: " + known + " (or all)");
+    if (name.empty()) throw std::invalid_argument("--shapes: '" + list + "' has an empty element; give shape names separated by commas");
+    const auto known = std::find_if(default_shapes().begin(), default_shapes().end(),
+                                    [&](const BenchShape& s) { return s.name == name; });
+    if (known == default_shapes().end()) {
+      std::string all;
+      for (const BenchShape& s : default_shapes()) all += (all.empty() ? "" : ", ") + s.name;
+      throw std::invalid_argument("--shapes: unknown shape '" + name + "'; known: " + all + " (or all)");
     }
+    // Twice would time the shape twice and write two cells of one name into the JSON.
+    if (std::any_of(chosen.begin(), chosen.end(), [&](const BenchShape& s) { return s.name == name; })) {
+      throw std::invalid_argument("--shapes: '" + list + "' names " + name + " twice; list each shape once");
+    }
+    chosen.push_back(*known);
   }
   return chosen;
 }

@@ -279,7 +279,8 @@ const std::map<std::string, Trigger>& triggers() {
     };
     // Command line.
     for (const char* id : {"cli-no-subcommand", "cli-unknown-subcommand", "cli-unknown-report-subcommand",
-                           "cli-unknown-option", "cli-version", "bench-shapes-all-with-others", "bench-compare-with-json",
+                           "cli-unknown-option", "cli-version", "bench-shapes-all-with-others", "bench-shapes-twice",
+                           "bench-shapes-trailing-comma", "bench-compare-with-json",
                            "check-device-empty-element", "check-device-comma-only", "check-out-empty", "check-json-empty",
                            "check-repro-with-filter", "golden-update-dir-empty",
                            "sweep-seeds-zero", "sweep-seeds-text", "bench-tokens-negative", "bench-tokens-zero",

@@ -21,8 +21,9 @@ struct BenchShape {
 // DeepSeek-V3 w13 and w2, Qwen3-30B-A3B w13, Mixtral-8x7B w13.
 const std::vector<BenchShape>& default_shapes();
 
-// Shapes named in a comma-separated list (names of default_shapes(), or "all"); throws
-// std::invalid_argument listing the known names for an unknown one.
+// Shapes named in a comma-separated list (names of default_shapes(), each once, or "all" alone);
+// throws std::invalid_argument naming what is wrong: an unknown name (listing the known ones), an
+// empty element, a name given twice, or "all" beside names.
 std::vector<BenchShape> select_shapes(const std::string& list);
 
 }  // namespace moeval::bench
