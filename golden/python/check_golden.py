@@ -3,8 +3,10 @@
 
 For every family file: the root provenance attributes and schema version, then every case in
 full: every dataset is readable, 16-bit floats carry a `dtype` attribute and decode to
-finite numbers, codes lie in the range of the weight type, and the stored 16-bit outputs are the
-round-to-nearest-even of the stored fp64 outputs (checked here with numpy, not with our C++).
+finite numbers, codes lie in the range of the weight type, the routing and the inputs and outputs
+have the shapes the case's kind gives them (and a GEMM case's row divisor and routing-weight flag
+fit its kind), and the stored 16-bit outputs are the round-to-nearest-even of the stored fp64
+outputs (checked here with numpy, not with our C++).
 
 Exit status 0 when everything holds, 1 otherwise. A missing h5py is a failure, not a skip: CI
 installs it (ci/install-deps.sh).
@@ -77,6 +79,26 @@ def check_outputs(group, prefix, dtype, where):
     return y.size
 
 
+def check_gemm_shapes(group, attrs, where):
+    """A GEMM case's activation rows, row divisor, routing-weight flag and output shape agree with
+    its kind: GEMM1 reads A row slot / topk (one row a token) and never multiplies by the routing
+    weights, GEMM2 reads row slot and always does; the output is [M·topk, N] of the codes' N."""
+    kind, tokens, topk = text(attrs["kind"]), int(attrs["tokens"]), int(attrs["topk"])
+    require(kind in ("gemm1", "gemm2"), f"{where}: kind {kind!r} is not gemm1, gemm2 or layer")
+    divisor = topk if kind == "gemm1" else 1
+    for key in ("a_row_divisor", "mul_topk_weights"):
+        require(key in attrs, f"{where}: attribute {key} is missing")
+    require(int(attrs["a_row_divisor"]) == divisor, f"{where}: a_row_divisor is {int(attrs['a_row_divisor'])}, a {kind} "
+                                                     f"case with topk {topk} reads A row slot / {divisor}")
+    require(bool(attrs["mul_topk_weights"]) == (kind == "gemm2"),
+            f"{where}: mul_topk_weights is {int(attrs['mul_topk_weights'])}; only gemm2 multiplies by the routing weights")
+    _, k, n = group["weights/codes"].shape
+    a = group["inputs/a"].shape
+    require(a == (tokens * topk // divisor, k), f"{where}: inputs/a is {a}, not [{tokens * topk // divisor}, {k}] (rows, K)")
+    y = group["expected/y"].shape
+    require(y == (tokens * topk, n), f"{where}: expected/y is {y}, not [M·topk, N] = [{tokens * topk}, {n}]")
+
+
 def check_case(f, name, family):
     group = f[name]
     where = f"{f.filename}:{name}"
@@ -101,14 +123,27 @@ def check_case(f, name, family):
     for gemm in gemms:
         codes = group[f"weights/{gemm}codes"][()]
         require(codes.dtype == np.uint8 and codes.ndim == 3, f"{where}: weights/{gemm}codes must be uint8 [E, K, N]")
-        require(int(codes.max()) <= code_max, f"{where}: weights/{gemm}codes exceed {code_max}")
+        require(codes.size == 0 or int(codes.max()) <= code_max, f"{where}: weights/{gemm}codes exceed {code_max}")
+    tokens, topk = int(attrs["tokens"]), int(attrs["topk"])
     ids = group["routing/topk_ids"][()]
-    require(ids.shape == (int(attrs["tokens"]), int(attrs["topk"])), f"{where}: routing/topk_ids shape")
+    require(ids.shape == (tokens, topk), f"{where}: routing/topk_ids shape")
     require(ids.size == 0 or (ids.min() >= 0 and ids.max() < int(attrs["experts"])), f"{where}: topk_ids out of range")
+    weights = group["routing/topk_weights"][()]
+    require(weights.dtype == np.float32 and weights.shape == ids.shape,
+            f"{where}: routing/topk_weights must be float32 of the ids' shape {ids.shape}; is {weights.dtype} {weights.shape}")
+    require(np.all(np.isfinite(weights)), f"{where}: routing/topk_weights holds non-finite values")
 
     if text(attrs["kind"]) == "layer":
-        checked = sum(check_outputs(group, f"expected/{stage}/", dtype, where) for stage in ("gemm1", "act", "gemm2", "out"))
+        hidden, inter = int(attrs["hidden"]), int(attrs["inter"])
+        require(group["inputs/x"].shape == (tokens, hidden), f"{where}: inputs/x is {group['inputs/x'].shape}, not [M, H]")
+        stages = {"gemm1": (tokens * topk, 2 * inter), "act": (tokens * topk, inter), "gemm2": (tokens * topk, hidden),
+                  "out": (tokens, hidden)}
+        for stage, shape in stages.items():
+            have = group[f"expected/{stage}/y"].shape
+            require(have == shape, f"{where}: expected/{stage}/y is {have}, not {shape}")
+        checked = sum(check_outputs(group, f"expected/{stage}/", dtype, where) for stage in stages)
     else:
+        check_gemm_shapes(group, attrs, where)
         checked = check_outputs(group, "expected/", dtype, where)
     layouts = sorted({p.split("/")[1] for p in datasets if p.startswith("layouts/")})
     return len(datasets), checked, layouts
@@ -144,7 +179,7 @@ def main():
     for family in FAMILIES:
         try:
             check_file(args.dir / f"{family}.h5", family)
-        except (CheckError, OSError, KeyError) as e:
+        except (CheckError, OSError, KeyError, ValueError, TypeError) as e:  # a malformed file: one line, no traceback
             print(f"  FAILED: {e}")
             failed = True
     print("check_golden.py: FAILED" if failed else "check_golden.py: all golden files read")
