@@ -27,18 +27,9 @@ struct MergeOptions {
 
 // results.jsonl of a finished report: header, the checks in order, the end line.
 std::string as_lines(const RunReport& r) {
-  nlohmann::json header = r.header;
-  header["type"] = "header";
-  std::string text = json_text(header) + "\n";
-  for (nlohmann::json c : r.checks) {
-    c["type"] = "check";
-    text += json_text(c) + "\n";
-  }
-  if (r.complete()) {
-    nlohmann::json end = r.end;
-    end["type"] = "end";
-    text += json_text(end) + "\n";
-  }
+  std::string text = report_line(r.header, ReportLine::header);
+  for (const nlohmann::json& c : r.checks) text += report_line(c, ReportLine::check);
+  if (r.complete()) text += report_line(r.end, ReportLine::end);
   return text;
 }
 

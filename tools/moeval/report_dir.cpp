@@ -28,9 +28,7 @@ void ReportDir::create(const std::filesystem::path& dir) {
 
 ReportDir::ReportDir(std::filesystem::path dir, nlohmann::json header) : dir_(std::move(dir)) {
   report_.header = std::move(header);
-  nlohmann::json line = report_.header;
-  line["type"] = "header";
-  const std::string text = json_text(line) + "\n";  // before any file is touched
+  const std::string text = report_line(report_.header, ReportLine::header);  // before any file is touched
   create(dir_);
   try {
     fd_ = start_report_lines(dir_, text);
@@ -43,11 +41,11 @@ ReportDir::~ReportDir() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void ReportDir::append_line(const nlohmann::json& line) {
+void ReportDir::append_line(const std::string& line) {
   // One write(2) of a whole line to an O_APPEND file: a kill leaves whole lines (or, at worst, a
   // torn last line, which load_run drops).
   try {
-    write_all(fd_, json_text(line) + "\n");
+    write_all(fd_, line);
   } catch (const std::exception& e) {
     if (!warned_) {
       std::fprintf(stderr, "moeval: warning: cannot append to '%s': %s; report.json is still written at the end\n",
@@ -60,17 +58,13 @@ void ReportDir::append_line(const nlohmann::json& line) {
 void ReportDir::add(const nlohmann::json& check) {
   const std::lock_guard<std::mutex> lock(mutex_);
   report_.checks.push_back(check);
-  nlohmann::json line = check;
-  line["type"] = "check";
-  append_line(line);
+  append_line(report_line(check, ReportLine::check));
 }
 
 void ReportDir::finish(const nlohmann::json& end) {
   const std::lock_guard<std::mutex> lock(mutex_);
   report_.end = end;
-  nlohmann::json line = end;
-  line["type"] = "end";
-  append_line(line);
+  append_line(report_line(end, ReportLine::end));
   ::fsync(fd_);
   write_final_files(dir_, report_);
 }

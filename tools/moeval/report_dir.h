@@ -45,7 +45,7 @@ class ReportDir {
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
-  void append_line(const nlohmann::json& line);
+  void append_line(const std::string& line);  // a whole line (report_line), newline included
 
   std::filesystem::path dir_;
   RunReport report_;

@@ -80,6 +80,11 @@ void RunReport::sort_checks() {
                    [](const nlohmann::json& a, const nlohmann::json& b) { return a.value("index", 0L) < b.value("index", 0L); });
 }
 
+std::string report_line(nlohmann::json record, ReportLine type) {
+  record["type"] = type == ReportLine::header ? "header" : type == ReportLine::check ? "check" : "end";
+  return json_text(record) + "\n";
+}
+
 nlohmann::json to_report_json(const RunReport& report) {
   nlohmann::json j = report.header;
   j.erase("type");

@@ -36,6 +36,13 @@ struct RunReport {
 // report.json: header fields, "complete", "interrupted", "duration_s", "summary" and "checks".
 nlohmann::json to_report_json(const RunReport& report);
 
+// The kinds of line of results.jsonl, in the order a run writes them.
+enum class ReportLine { header, check, end };
+
+// One line of results.jsonl, newline included: `record` with its "type" tag ("header", "check",
+// "end"), which load_run reads and takes off again. The one place the tag is written.
+std::string report_line(nlohmann::json record, ReportLine type);
+
 // Reads DIR/report.json, or — for a run that was killed before it wrote one — DIR/results.jsonl
 // (its complete lines; a torn last line is dropped). Throws UsageError naming the file and what is
 // wrong: missing, unreadable (the system's reason), not JSON, another schema version, or a field
