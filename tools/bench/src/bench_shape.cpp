@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "moeval/bench/bench_shape.h"
 
@@ -15,16 +17,10 @@ const std::vector<BenchShape>& default_shapes() {
   return shapes;
 }
 
-std::vector<BenchShape> select_shapes(const std::string& list) {
-  if (list.empty() || list == "all") return default_shapes();
-  // The elements, empty ones kept ("a,", ",a" and "a,,b" are refused, not read as "a" and "a,b").
-  std::vector<std::string> names;
-  for (std::size_t start = 0;;) {
-    const std::size_t comma = list.find(',', start);
-    names.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+std::vector<BenchShape> select_shapes(const std::vector<std::string>& names) {
+  if (names.size() == 1 && names[0] == "all") return default_shapes();
+  std::string list;  // the option's text, for the messages
+  for (std::size_t i = 0; i < names.size(); ++i) list += (i > 0 ? "," : "") + names[i];
   std::vector<BenchShape> chosen;
   for (const std::string& name : names) {
     if (name == "all") {

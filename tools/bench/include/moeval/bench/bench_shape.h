@@ -21,9 +21,10 @@ struct BenchShape {
 // DeepSeek-V3 w13 and w2, Qwen3-30B-A3B w13, Mixtral-8x7B w13.
 const std::vector<BenchShape>& default_shapes();
 
-// Shapes named in a comma-separated list (names of default_shapes(), each once, or "all" alone);
-// throws std::invalid_argument naming what is wrong: an unknown name (listing the known ones), an
-// empty element, a name given twice, or "all" beside names.
-std::vector<BenchShape> select_shapes(const std::string& list);
+// The shapes named by the elements of a comma-separated list, empty ones kept (the CLI's
+// split_list): names of default_shapes(), each once, or "all" alone. Throws std::invalid_argument
+// naming what is wrong: an unknown name (listing the known ones), an empty element, a name given
+// twice, or "all" beside names.
+std::vector<BenchShape> select_shapes(const std::vector<std::string>& names);
 
 }  // namespace moeval::bench
