@@ -32,13 +32,12 @@ AlignReference reference_moe_align(const Routing& routing, const MoeProblem& pro
     if (mine.empty()) continue;
     const std::int64_t blocks = (std::int64_t(mine.size()) - 1) / block_size + 1;
     // blocks · block_size > kMaxIds − padded, without forming the product (it may not fit in 64 bits)
-    if (blocks > (kMaxIds - padded) / block_size) padded = kMaxIds + 1;
-    else padded += blocks * block_size;
-    if (padded > kMaxIds) {
+    if (blocks > (kMaxIds - padded) / block_size) {
       throw std::invalid_argument("reference_moe_align: block_size = " + std::to_string(block_size) + " pads the " +
                                   std::to_string(slots) + " routed slots past 2^31 - 1 sorted ids (int32); allowed: a "
                                   "block_size whose padded total fits in int32");
     }
+    padded += blocks * block_size;
   }
   AlignReference out;
   out.block_size = block_size;
