@@ -168,7 +168,8 @@ herr_t collect_link_name(hid_t, const char* name, const H5L_info_t*, void* out) 
 // (getObjnameByIdx): that asks HDF5 to build and sort the group's whole link table again for every
 // name, and on a group in dense storage whose link heap is damaged, HDF5 1.10's error path frees
 // table entries it never initialised — `moeval golden --check` died of SIGSEGV on one of 40
-// bit-flipped copies of wna16.h5 (golden_damaged_file_tests holds that file).
+// bit-flipped copies of wna16.h5 (GoldenFileErrors.DamagedLinkHeapIsAnErrorNotACrash damages
+// such a heap bit by bit).
 std::vector<std::string> children_of_type(const H5::Group& group, H5O_type_t type) {
   std::vector<std::string> links;
   hsize_t position = 0;
