@@ -45,14 +45,14 @@ struct Layout {
     if (known != v.size()) throw mismatch(array_name, v.size(), shape);
     arrays.push_back({std::move(array_name), Data(std::move(v)), std::move(shape)});
   }
+  // The last dimension is the size over the leading ones; a size they do not divide (or an empty
+  // leading dimension) leaves a shape whose product differs, which add refuses.
   template <class T>
   void add_rows(std::string array_name, std::vector<T>&& v, std::vector<Size> leading) {
-    if (v.empty()) return;
     Size known = 1;
     for (Size d : leading) known *= d;
-    if (known == 0 || v.size() % known != 0) throw mismatch(array_name, v.size(), leading);
-    leading.push_back(v.size() / known);
-    arrays.push_back({std::move(array_name), Data(std::move(v)), std::move(leading)});
+    leading.push_back(known == 0 ? 0 : v.size() / known);
+    add(std::move(array_name), std::move(v), std::move(leading));
   }
 
  private:
@@ -60,8 +60,8 @@ struct Layout {
     std::string dims;
     for (Size d : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
     return std::logic_error("layout array '" + array_name + "' holds " + std::to_string(size) +
-                            " values, which do not fit the shape [" + dims + (shape.size() ? ", ...]" : "]") +
-                            " stated for it (a packer and the bindings disagree)");
+                            " values, which do not fit the shape [" + dims + "] stated for it (a packer and the "
+                            "bindings disagree)");
   }
 };
 
