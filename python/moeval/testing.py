@@ -68,7 +68,7 @@ def assert_moe_close(out: Any, case: moeval.Case, contract: moeval.ContractLike 
         error = abs(worst.value - worst.reference)
         if tier == "exact":
             lines.append(f"  worst element ({worst.row}, {worst.col}) of expert {expert}: got {worst.value:.9g} "
-                         f"(bits 0x{worst.value_bits:04x}), want exactly {moeval.decode(np.array([worst.reference_bits], np.uint16), case.dtype)[0]:.9g} "
+                         f"(bits 0x{worst.value_bits:04x}), want exactly {worst.reference_rounded:.9g} "
                          f"(bits 0x{worst.reference_bits:04x}); the exact tier allows no error")
         else:
             lines.append(f"  worst element ({worst.row}, {worst.col}) of expert {expert}: got {worst.value:.9g}, "

@@ -84,7 +84,9 @@ void bind_judge(nb::module_& m) {
       .def_ro("row", &tolerance::ElementReport::row)
       .def_ro("col", &tolerance::ElementReport::col)
       .def_ro("value", &tolerance::ElementReport::value)
-      .def_ro("reference", &tolerance::ElementReport::reference)
+      .def_ro("reference", &tolerance::ElementReport::reference, "the fp64 reference")
+      .def_ro("reference_rounded", &tolerance::ElementReport::reference_rounded,
+              "reference_bits decoded: the value the exact tier compares with")
       .def_ro("bound", &tolerance::ElementReport::bound)
       .def_ro("ratio", &tolerance::ElementReport::ratio)
       .def_ro("value_bits", &tolerance::ElementReport::value_bits)

@@ -127,8 +127,13 @@ def test_exact_tier_reports_bits(tmp_path):
     out = numpy_kernel.run(case)
     assert moeval.judge(case, out).passed
     out[3, 7] ^= 1  # one ulp
-    with pytest.raises(AssertionError, match=r"pattern: a single element, \(3, 7\)"):
+    worst = moeval.judge(case, out).worst
+    want = moeval.decode(np.array([worst.reference_bits], np.uint16), case.dtype)[0]
+    assert worst.reference_rounded == want  # the 16-bit value compared, not the fp64 one
+    with pytest.raises(AssertionError, match=r"pattern: a single element, \(3, 7\)") as raised:
         assert_moe_close(out, case, repro_dir=str(tmp_path))
+    assert f"want exactly {want:.9g} (bits 0x{worst.reference_bits:04x})" in str(raised.value)
+    assert f"want {want:.9g} (0x{worst.reference_bits:04x}), fp64 " in str(raised.value)  # the C++ summary line
 
 
 def test_outputs_of_the_wrong_shape_or_type_are_refused():

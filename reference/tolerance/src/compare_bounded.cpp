@@ -38,8 +38,9 @@ Verdict compare_bounded(const reference::Matrix16& observed, const reference::Re
       count_nonfinite(got, y, v);
       norm.add(got, y);
       const double bound = std::isfinite(y) ? element_bound(y, ref.s[i], ref.reduction_length, ref.dtype, model, ref.rounding) : 0.0;
-      const double ratio = bounded_element_ratio(got, y, to_double(ref.y16[i], ref.dtype), bound);
-      const ElementReport e{r, c, got, y, bound, ratio, got_bits, ref.y16[i]};
+      const double y_rounded = to_double(ref.y16[i], ref.dtype);
+      const double ratio = bounded_element_ratio(got, y, y_rounded, bound);
+      const ElementReport e{r, c, got, y, y_rounded, bound, ratio, got_bits, ref.y16[i]};
       if (ratio > 1.0) {
         ++v.violations;
         if (!v.first_violation) v.first_violation = e;

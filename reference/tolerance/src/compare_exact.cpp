@@ -33,7 +33,7 @@ Verdict compare_exact(const reference::Matrix16& observed, const reference::Refe
       if (exact_same_value(got, want, got_bits, ref.y16[i])) continue;
       ++v.violations;
       const double error = std::isfinite(got - want) ? std::fabs(got - want) : std::numeric_limits<double>::infinity();
-      const ElementReport e{r, c, got, ref.y[i], 0.0, std::numeric_limits<double>::infinity(), got_bits, ref.y16[i]};
+      const ElementReport e{r, c, got, ref.y[i], want, 0.0, std::numeric_limits<double>::infinity(), got_bits, ref.y16[i]};
       if (!v.first_violation) v.first_violation = e;
       if (error > worst_error) {
         worst_error = error;

@@ -11,10 +11,23 @@ std::string format(const char* pattern, double a) {
   return buffer;
 }
 
+std::string hex16(std::uint16_t bits) {
+  char buffer[8];
+  std::snprintf(buffer, sizeof buffer, "0x%04x", static_cast<unsigned>(bits));
+  return buffer;
+}
+
+// The bounded tier measures against the fp64 reference; the exact tier compares 16-bit patterns, so
+// its "want" is the reference's own rounding (with both patterns), and the fp64 value follows.
 std::string describe(const char* label, const ElementReport& e, Tier tier) {
-  std::string s = std::string(label) + " (" + std::to_string(e.row) + ", " + std::to_string(e.col) + "): got " +
-                  format("%.9g", e.value) + " want " + format("%.9g", e.reference);
-  if (tier == Tier::bounded) s += " bound " + format("%.3g", e.bound) + " ratio " + format("%.3g", e.ratio);
+  std::string s = std::string(label) + " (" + std::to_string(e.row) + ", " + std::to_string(e.col) + "): got ";
+  if (tier == Tier::exact) {
+    s += format("%.9g", e.value) + " (" + hex16(e.value_bits) + ") want " + format("%.9g", e.reference_rounded) + " (" +
+         hex16(e.reference_bits) + "), fp64 " + format("%.9g", e.reference);
+  } else {
+    s += format("%.9g", e.value) + " want " + format("%.9g", e.reference) + " bound " + format("%.3g", e.bound) +
+         " ratio " + format("%.3g", e.ratio);
+  }
   return s;
 }
 

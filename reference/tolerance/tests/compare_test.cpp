@@ -54,6 +54,21 @@ TEST(CompareExact, EqualOutputsPassAndTheFirstAndWorstMismatchAreReported) {
   EXPECT_NE(bad.summary().find("FAIL exact [2 x 3]: 2 mismatches; first (0, 1)"), std::string::npos) << bad.summary();
 }
 
+TEST(CompareExact, TheSummaryWantsTheReferencesOwnRoundingNotItsFp64Value) {
+  // y = 1.001 rounds to 1.0 (0x3f80) in bf16; an output of 1.0078125 (0x3f81) is one ulp from
+  // that rounding. The exact tier compares patterns, so the line must show 1 and both patterns;
+  // the fp64 value comes after, labelled as such.
+  const ReferenceOutput ref = make_reference({1.001, 2, 3, 4, 5, 6}, std::vector<double>(6, 1.0), DType::bf16);
+  std::vector<std::uint16_t> got = ref.y16;
+  got[0] = 0x3f81;
+  const Verdict v = compare_exact(view(got, DType::bf16), ref);
+  ASSERT_TRUE(v.first_violation);
+  EXPECT_EQ(v.first_violation->reference_rounded, 1.0);
+  EXPECT_EQ(v.first_violation->reference, 1.001);
+  EXPECT_NE(v.summary().find("first (0, 0): got 1.0078125 (0x3f81) want 1 (0x3f80), fp64 1.001"), std::string::npos)
+      << v.summary();
+}
+
 TEST(CompareExact, SignedZerosAndNaNPayloadsAreEqual) {
   const double nan = std::nan("");
   const ReferenceOutput ref = make_reference({0.0, nan, 1, 1, 1, 1}, std::vector<double>(6, 0.0), DType::f16);

@@ -16,10 +16,11 @@ struct ElementReport {
   std::int64_t col = -1;
   double value = 0.0;        // kernel output, decoded to double
   double reference = 0.0;    // fp64 reference y_ref
+  double reference_rounded = 0.0;  // reference_bits decoded: the value the exact tier compares with
   double bound = 0.0;        // allowed |value − reference| (0 in the exact tier)
   double ratio = 0.0;        // |value − reference| / bound (exact tier: 0 when equal, inf when not)
   std::uint16_t value_bits = 0;
-  std::uint16_t reference_bits = 0;  // the reference's own 16-bit rounding
+  std::uint16_t reference_bits = 0;  // the reference's own 16-bit rounding of `reference`
 };
 
 struct Verdict {
