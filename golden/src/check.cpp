@@ -21,8 +21,10 @@ std::vector<CaseRecord> regenerate(Family family, const CorpusSelection& s) {
   return generate_family(family, [&](const std::string& name) { return name == s.case_name; });
 }
 
+// The commit is shortened to 12 digits, keeping a "-dirty" mark (a short hash alone would hide it).
 std::string describe(const Provenance& p) {
-  return "written by " + p.generator_version + " at commit " + p.git_commit.substr(0, 12) + " on " + p.date;
+  const std::string commit = p.git_commit.substr(0, 12) + (has_uncommitted_changes(p) ? "-dirty" : "");
+  return "written by " + p.generator_version + " at commit " + commit + " on " + p.date;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -71,6 +73,7 @@ FamilyReport check_family(Family family, const std::filesystem::path& path, cons
   try {
     const GoldenReader reader(path);
     report.stored_provenance = describe(reader.provenance());
+    report.stored_dirty = has_uncommitted_changes(reader.provenance());
     if (auto foreign = foreign_family(family, reader)) {
       report.error = golden_error(path, "", *foreign).what();
       return report;
@@ -89,7 +92,7 @@ FamilyReport check_family(Family family, const std::filesystem::path& path, cons
 }
 
 FamilyReport update_family(Family family, const std::filesystem::path& path, std::vector<CaseRecord> regenerated,
-                           const CorpusSelection& s) {
+                           const CorpusSelection& s, const Provenance& now) {
   FamilyReport report{family, path, regenerated.size()};
   report.stale_temps_removed = remove_stale_temps(path);
   std::vector<CaseRecord> stored;
@@ -99,6 +102,7 @@ FamilyReport update_family(Family family, const std::filesystem::path& path, std
     try {
       const GoldenReader reader(path);
       report.stored_provenance = describe(reader.provenance());
+      report.stored_dirty = has_uncommitted_changes(reader.provenance());
       stored = reader.read_all();
       readable = true;
     } catch (const GoldenError& e) {
@@ -121,9 +125,15 @@ FamilyReport update_family(Family family, const std::filesystem::path& path, std
     next = std::move(merged);
   }
   if (!report.replaced_unreadable) report.differences = diff_cases(stored, next);
-  if (readable && report.differences.empty()) return report;
+  if (readable && report.differences.empty()) {
+    // Restamping needs every case regenerated here: one selected case says nothing of the others.
+    const bool now_clean = !has_uncommitted_changes(now) && now.git_commit != "unknown";
+    const bool restamp = s.case_name.empty() && report.stored_dirty && now_clean;
+    if (!restamp) return report;
+    report.restamped = true;
+  }
   try {
-    write_golden_file(path, current_provenance(), std::string(to_string(family)), next);
+    write_golden_file(path, now, std::string(to_string(family)), next);
     report.rewritten = true;
   } catch (const GoldenError& e) {
     report.error = e.what();
@@ -162,13 +172,18 @@ std::vector<FamilyReport> check_corpus(const std::filesystem::path& dir, const C
 }
 
 std::vector<FamilyReport> update_corpus(const std::filesystem::path& dir, const CorpusSelection& selection) {
+  return update_corpus(dir, selection, current_provenance());
+}
+
+std::vector<FamilyReport> update_corpus(const std::filesystem::path& dir, const CorpusSelection& selection,
+                                        const Provenance& now) {
   require_known_case(selection);
   std::vector<FamilyReport> reports;
   for (Family family : selected(selection)) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<CaseRecord> regenerated = regenerate(family, selection);
     if (!selection.case_name.empty() && regenerated.empty()) continue;
-    reports.push_back(update_family(family, family_path(dir, family), std::move(regenerated), selection));
+    reports.push_back(update_family(family, family_path(dir, family), std::move(regenerated), selection, now));
     reports.back().seconds = seconds_since(start);
   }
   return reports;

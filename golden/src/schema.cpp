@@ -8,6 +8,8 @@
 namespace moeval::golden {
 namespace {
 
+constexpr const char* kDirtySuffix = "-dirty";
+
 // Output of a git command in the source tree; empty when git or the checkout is missing.
 std::string git(const std::string& args) {
   const std::string command = std::string("git -C '") + MOEVAL_SOURCE_DIR + "' " + args + " 2>/dev/null";
@@ -29,7 +31,7 @@ std::string source_commit() {
   if (head.size() == 40) {
     const bool dirty =
         !git("status --porcelain --untracked-files=no -- fixtures reference golden/src golden/include").empty();
-    return dirty ? head + "-dirty" : head;
+    return dirty ? head + kDirtySuffix : head;
   }
   const std::string configured = MOEVAL_CONFIGURE_COMMIT;
   return configured.empty() ? "unknown" : configured;
@@ -45,6 +47,8 @@ std::string utc_now() {
 }
 
 }  // namespace
+
+bool has_uncommitted_changes(const Provenance& p) { return p.git_commit.ends_with(kDirtySuffix); }
 
 Provenance current_provenance() {
   Provenance p;

@@ -110,5 +110,52 @@ TEST(GoldenAlteredCorpus, UpdateOfAnUnreadableFileSaysWhyAndReplacesIt) {
   EXPECT_FALSE(update_corpus(dir.path(), {{Family::layer}, ""})[0].replaced_unreadable);
 }
 
+// A file written from a tree with uncommitted changes records "<commit>-dirty". The check shows the
+// mark (a 12-digit hash alone hid it); a whole-file update from a known clean commit restamps the
+// file although no case changed; a dirty or unknown tree, or one selected case, leaves it alone.
+TEST(GoldenAlteredCorpus, ADirtyProvenanceIsShownAndRestampedOnlyFromAKnownCleanCommit) {
+  ScratchDir dir("restamp");
+  const auto copy = family_path(dir.path(), Family::layer);
+  const GoldenReader committed(family_path(default_golden_dir(), Family::layer));
+  Provenance dirty = committed.provenance();
+  dirty.git_commit = std::string(40, 'a') + "-dirty";
+  write_golden_file(copy, dirty, "layer", committed.read_all());
+
+  const auto checked = check_corpus(dir.path(), {{Family::layer}, ""});
+  ASSERT_EQ(checked.size(), 1u);
+  EXPECT_TRUE(checked[0].differences.empty());
+  EXPECT_TRUE(checked[0].stored_dirty);
+  EXPECT_NE(checked[0].stored_provenance.find("at commit aaaaaaaaaaaa-dirty on"), std::string::npos)
+      << checked[0].stored_provenance;
+
+  Provenance still_dirty = current_provenance();
+  still_dirty.git_commit = std::string(40, 'b') + "-dirty";
+  Provenance unknown = current_provenance();
+  unknown.git_commit = "unknown";
+  Provenance clean = current_provenance();
+  clean.git_commit = std::string(40, 'c');
+  const std::string one_case = committed.case_names().front();
+  for (const auto& [now, selection] : {std::pair{still_dirty, CorpusSelection{{Family::layer}, ""}},
+                                       std::pair{unknown, CorpusSelection{{Family::layer}, ""}},
+                                       std::pair{clean, CorpusSelection{{Family::layer}, one_case}}}) {
+    const auto kept = update_corpus(dir.path(), selection, now);
+    ASSERT_EQ(kept.size(), 1u);
+    EXPECT_FALSE(kept[0].rewritten) << now.git_commit << " " << selection.case_name;
+    EXPECT_FALSE(kept[0].restamped) << now.git_commit << " " << selection.case_name;
+    EXPECT_EQ(GoldenReader(copy).provenance().git_commit, dirty.git_commit);
+  }
+
+  const auto restamped = update_corpus(dir.path(), {{Family::layer}, ""}, clean);
+  ASSERT_EQ(restamped.size(), 1u);
+  EXPECT_TRUE(restamped[0].restamped);
+  EXPECT_TRUE(restamped[0].rewritten);
+  EXPECT_TRUE(restamped[0].differences.empty());
+  EXPECT_EQ(GoldenReader(copy).provenance().git_commit, clean.git_commit);
+  const auto after = check_corpus(dir.path(), {{Family::layer}, ""});
+  EXPECT_FALSE(after[0].stored_dirty);
+  EXPECT_TRUE(after[0].differences.empty());
+  EXPECT_FALSE(update_corpus(dir.path(), {{Family::layer}, ""}, clean)[0].rewritten);
+}
+
 }  // namespace
 }  // namespace moeval::golden

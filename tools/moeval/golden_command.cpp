@@ -50,8 +50,13 @@ int report(const golden::FamilyReport& r, bool update, std::size_t max_lines) {
     return 2;
   }
   if (update) {
-    std::printf("  %s: %s, %s regenerated in %.1f s\n", file.c_str(), r.rewritten ? "rewritten" : "unchanged",
-                count_of(long(r.cases), "case").c_str(), r.seconds);
+    const char* what = r.restamped ? "restamped" : r.rewritten ? "rewritten" : "unchanged";
+    std::printf("  %s: %s, %s regenerated in %.1f s\n", file.c_str(), what, count_of(long(r.cases), "case").c_str(),
+                r.seconds);
+    if (r.restamped) {
+      std::printf("    every case identical; rewritten only to replace its provenance (%s) with this clean commit\n",
+                  r.stored_provenance.c_str());
+    }
     if (r.replaced_unreadable) std::printf("    the old file could not be read: %s\n", r.replaced_unreadable->c_str());
     print_differences(r.differences, max_lines);
     return kPass;
@@ -63,6 +68,10 @@ int report(const golden::FamilyReport& r, bool update, std::size_t max_lines) {
                            (differing == 1 ? " DIFFERS" : " DIFFER");
   std::printf("  %s: %s (%s; regenerated in %.1f s)\n", file.c_str(), verdict.c_str(), r.stored_provenance.c_str(),
               r.seconds);
+  if (r.stored_dirty) {
+    std::printf("    note: its commit had uncommitted changes in fixtures/, reference/ or golden/; "
+                "`moeval golden --update` from a clean tree restamps it\n");
+  }
   print_differences(r.differences, max_lines);
   return r.differences.empty() ? kPass : kCheckFailed;
 }

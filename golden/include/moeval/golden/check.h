@@ -9,6 +9,7 @@
 
 #include "moeval/golden/corpus.h"
 #include "moeval/golden/diff.h"
+#include "moeval/golden/schema.h"
 
 namespace moeval::golden {
 
@@ -23,8 +24,12 @@ struct FamilyReport {
   std::size_t cases = 0;                // cases regenerated (and compared / written)
   std::vector<Difference> differences;  // stored vs regenerated (for an update: what changed)
   std::optional<std::string> error;     // the file could not be read (or, on update, written)
-  std::string stored_provenance;        // "written by <generator> at commit <hash> on <date>"
+  std::string stored_provenance;        // "written by <generator> at commit <hash>[-dirty] on <date>"
+  bool stored_dirty = false;            // the stored commit marks uncommitted changes
   bool rewritten = false;               // update only
+  // update only: the cases were identical, but the stored commit was -dirty and this tree's is a
+  // known clean one, so the file was rewritten to record a commit that reproduces it.
+  bool restamped = false;
   int stale_temps_removed = 0;          // update only
   // update only: the file was there but could not be read (why); it is replaced whole, and
   // `differences` is empty since nothing could be compared (not "every case missing").
@@ -45,7 +50,11 @@ std::vector<FamilyReport> check_corpus(const std::filesystem::path& dir, const C
 
 // --update: rewrites each family file whose content would change (all of it, or only the selected
 // case, keeping the other stored cases); an unreadable file is replaced unless a single case was
-// selected. The differences say what changed.
+// selected. A whole-file update also rewrites an unchanged file whose stored commit is -dirty when
+// `now`'s commit is known and clean (restamped). The differences say what changed. Files are written with
+// `now` as their provenance.
+std::vector<FamilyReport> update_corpus(const std::filesystem::path& dir, const CorpusSelection& selection,
+                                        const Provenance& now);
 std::vector<FamilyReport> update_corpus(const std::filesystem::path& dir, const CorpusSelection& selection);
 
 }  // namespace moeval::golden

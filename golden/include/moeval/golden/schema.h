@@ -38,4 +38,8 @@ struct Provenance {
 // Provenance for a file written now: this build's versions, the source tree's commit, today's date.
 Provenance current_provenance();
 
+// The commit ends in "-dirty": fixtures/, reference/ or golden/ had uncommitted changes when the
+// file was written, so no commit reproduces it for certain.
+bool has_uncommitted_changes(const Provenance& p);
+
 }  // namespace moeval::golden
