@@ -141,7 +141,7 @@ def check(kernel_fn: Callable, matrix: Union[str, Iterable[moeval.Problem]] = "s
     problems = moeval.matrix(matrix) if isinstance(matrix, str) else list(matrix)
     count = _moeval.device_count()
     if count == 0:
-        raise RuntimeError("moeval.cuda.check: no CUDA device: " + _moeval.no_device_reason())
+        raise RuntimeError("moeval.cuda.check: " + _moeval.no_device_reason())
     targets = list(range(count)) if devices is None else list(devices)
     for d in targets:
         if not 0 <= d < count:

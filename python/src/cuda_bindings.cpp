@@ -43,6 +43,19 @@ kernels::MoeBlocks blocks_of(const DeviceTensor& sorted_token_ids, const DeviceT
 
 kernels::ActDType act_of(const std::string& dtype) { return testbed::to_kernel_dtype(parse_dtype(dtype)); }
 
+// Every entry point that takes a device index asks here first. Without it a machine without the
+// driver answered "cudaErrorInsufficientDriver (CUDA driver version is insufficient ...)", which
+// sends people to upgrade a driver they do not have, and an index past the last device got CUDA's
+// "invalid device ordinal" from deep inside.
+void require_device(const char* who, int device) {
+  const testbed::DeviceCount& visible = testbed::visible_devices();
+  if (visible.count == 0) throw std::runtime_error(std::string(who) + ": " + visible.reason);
+  if (device < 0 || device >= visible.count) {
+    throw std::invalid_argument(std::string(who) + ": device " + std::to_string(device) +
+                                " does not exist; allowed: 0.." + std::to_string(visible.count - 1));
+  }
+}
+
 }  // namespace
 
 void bind_cuda(nb::module_& m) {
@@ -52,9 +65,11 @@ void bind_cuda(nb::module_& m) {
   nb::class_<GuardedBuffer>(m, "GuardedBuffer",
                             "Device memory with 64 KiB NaN guards on both sides; remembers what was uploaded.")
       .def_static("upload", [](const std::string& name, int device, const nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>& host) {
+        require_device("GuardedBuffer.upload", device);
         return GuardedBuffer::upload(name, device, host.data(), host.nbytes(), host.itemsize());
       }, nb::arg("name"), nb::arg("device"), nb::arg("host"))
       .def("__init__", [](GuardedBuffer* self, const std::string& name, int device, std::size_t bytes, std::size_t element_bytes) {
+        require_device("GuardedBuffer", device);
         new (self) GuardedBuffer(name, device, bytes, element_bytes);
       }, nb::arg("name"), nb::arg("device"), nb::arg("bytes"), nb::arg("element_bytes") = 2,
          "A poisoned (all-NaN) buffer, e.g. for a kernel's output")
@@ -98,6 +113,7 @@ void bind_cuda(nb::module_& m) {
     if (!kernel) throw std::invalid_argument("kernel '" + kernel_name + "' is not registered; ours: wna16_moe, marlin_moe");
     const GemmCase c = build_gemm_case(problem);
     if (const std::string why = kernel->unsupported_reason(c); !why.empty()) return nb::cast("unsupported: " + why);
+    require_device("run_builtin", device);
     return nb::cast(testbed::run_gemm_case(*kernel, c, device));
   }, nb::arg("kernel"), nb::arg("problem"), nb::arg("device"),
      "Our kernel through the C++ testbed: a CaseResult, or the reason it does not support the case");
@@ -115,12 +131,14 @@ void bind_cuda(nb::module_& m) {
     const auto kernel = make_python_kernel({fn, supports, name, layout, contract, block_size});
     const GemmCase c = build_gemm_case(problem);
     if (const std::string why = kernel->unsupported_reason(c); !why.empty()) return nb::cast("unsupported: " + why);
+    require_device("run_python", device);
     return nb::cast(testbed::run_gemm_case(*kernel, c, device));
   }, nb::arg("fn"), nb::arg("problem"), nb::arg("device"), nb::arg("layout"), nb::arg("contract"), nb::arg("block_size"),
      nb::arg("name"), nb::arg("supports").none(),
      "A Python kernel on one case through the C++ testbed (see moeval.cuda.check)");
 
   m.def("cublas_reference", [](const GemmCase& c, int device) {
+    require_device("cublas_reference", device);
     reference::CublasGemmResult r = reference::cublas_reference_gemm(c, device);
     return owned(std::move(r.out16), {std::size_t(r.rows), std::size_t(r.cols)});
   }, nb::arg("case"), nb::arg("device"), "The cuBLAS path's 16-bit output [rows, cols] (dequantize + GEMM in fp32)");
