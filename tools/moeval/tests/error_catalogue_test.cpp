@@ -644,7 +644,7 @@ TEST_P(ErrorCatalogue, ProducesTheDocumentedMessage) {
   EXPECT_LT(r.exit, 128) << "killed by a signal: " << r.output;
 }
 
-#if !MOEVAL_CATALOGUE_GPU  // the gpu binary runs only the device rows
+#if !MOEVAL_CATALOGUE_GPU  // the gpu and multi_gpu binaries run only the device rows
 // A run ended from outside keeps what it had: every line printed so far reached the pipe (stdout
 // is line-buffered), the JSON report holds the results so far with "complete": false, and the
 // signal handler left no temp file behind.
@@ -716,8 +716,10 @@ TEST(ErrorCatalogueDoc, EveryRowHasATriggerAndEveryTriggerARow) {
 std::vector<std::string> ids() {
   std::vector<std::string> out;
   for (const auto& [id, trigger] : triggers()) {
+    // Each row runs in exactly one binary: cpu (needs no device), gpu (one), multi_gpu (two).
     const bool gpu = trigger.needs == Needs::gpu || trigger.needs == Needs::two_gpus;
-    if (gpu == bool(MOEVAL_CATALOGUE_GPU)) out.push_back(id);
+    const bool two = trigger.needs == Needs::two_gpus;
+    if (gpu == bool(MOEVAL_CATALOGUE_GPU) && two == bool(MOEVAL_CATALOGUE_TWO_GPUS)) out.push_back(id);
   }
   return out;
 }
