@@ -5,7 +5,7 @@ For every family file: the root provenance attributes and schema version, then e
 full: every dataset is readable, 16-bit floats carry a `dtype` attribute and decode to
 finite numbers, codes lie in the range of the weight type, the routing and the inputs and outputs
 have the shapes the case's kind gives them (and a GEMM case's row divisor and routing-weight flag
-fit its kind), and the stored 16-bit outputs are the round-to-nearest-even of the stored fp64
+fit its kind), every link is a hard link, and the stored 16-bit outputs are the round-to-nearest-even of the stored fp64
 outputs (checked here with numpy, not with our C++).
 
 Exit status 0 when everything holds, 1 otherwise. A missing h5py is a failure, not a skip: CI
@@ -79,6 +79,28 @@ def check_outputs(group, prefix, dtype, where):
     return y.size
 
 
+def hard_links(group, where):
+    """Every link under `group` is a hard link (our writer makes no other kind); returns the
+    datasets by path. h5py's visititems passes over a soft link that points nowhere, and follows
+    one that aliases another case's data, so the links are walked here one by one."""
+    datasets = {}
+    pending = [("", group)]
+    while pending:
+        prefix, g = pending.pop()
+        for key in g:
+            path = prefix + key
+            link = g.get(key, getlink=True)
+            if isinstance(link, h5py.SoftLink):
+                raise CheckError(f"{where}: {path} is a soft link to {link.path!r}; golden files hold only hard links")
+            require(isinstance(link, h5py.HardLink), f"{where}: {path} is an external link; golden files hold only hard links")
+            obj = g[key]
+            if isinstance(obj, h5py.Group):
+                pending.append((path + "/", obj))
+            else:
+                datasets[path] = obj
+    return datasets
+
+
 def check_gemm_shapes(group, attrs, where):
     """A GEMM case's activation rows, row divisor, routing-weight flag and output shape agree with
     its kind: GEMM1 reads A row slot / topk (one row a token) and never multiplies by the routing
@@ -109,8 +131,7 @@ def check_case(f, name, family):
     dtype = text(attrs["act_dtype"])
     require(text(attrs["problem_name"]) == name, f"{where}: problem_name differs from the group name")
 
-    datasets = {}
-    group.visititems(lambda path, obj: datasets.__setitem__(path, obj) if isinstance(obj, h5py.Dataset) else None)
+    datasets = hard_links(group, where)
     for path, ds in datasets.items():
         values = ds[()]  # every dataset must decompress and read
         if "dtype" in ds.attrs:
@@ -159,13 +180,18 @@ def check_file(path, family):
         require(text(f.attrs["family"]) == family, f"{path}: family attribute is {text(f.attrs['family'])!r}")
         names = sorted(f.keys())
         require(names, f"{path}: no cases")
+        for name in names:
+            link = f.get(name, getlink=True)
+            require(isinstance(link, h5py.HardLink), f"{path}:{name} is a {type(link).__name__}; golden files hold only hard links")
         count = outputs = 0
         layouts = set()
         for name in names:  # every case: the whole corpus reads in well under a second
             c, o, lay = check_case(f, name, family)
             count, outputs = count + c, outputs + o
             layouts.update(lay)
-        print(f"  {path.name}: {len(names)} cases, commit {text(f.attrs['git_commit'])[:12]}, "
+        commit = text(f.attrs["git_commit"])
+        commit = commit[:12] + ("-dirty" if commit.endswith("-dirty") else "")  # a short hash alone hides the mark
+        print(f"  {path.name}: {len(names)} cases, commit {commit}, "
               f"{text(f.attrs['date'])}: {count} datasets read, {outputs} outputs re-rounded, "
               f"layouts {sorted(layouts) or 'none'}")
 

@@ -2,7 +2,7 @@
 """check_golden.py must fail, naming the case and the rule, on copies of the corpus that each break
 one rule it claims to check: a GEMM1 case's row divisor, a GEMM2 case's routing-weight flag,
 float64 routing weights, an output one row short, a stored 16-bit output one ulp off its fp64
-value. (The real corpus passing proves little unless a broken one fails.)
+value, a soft link that points nowhere, a dataset that is a soft link to another case's. (The real corpus passing proves little unless a broken one fails.)
 
 Usage: check_golden_refuses.py --dir <the corpus>; exit 0 when every broken copy was refused.
 """
@@ -65,12 +65,26 @@ def break_rounding(f):
     return name, "expected/y16 is not round-to-nearest-even"
 
 
+def break_dangling_link(f):
+    name = first(f, "gemm")
+    f[name]["layouts/dangling"] = h5py.SoftLink("/nowhere")
+    return name, "layouts/dangling is a soft link to '/nowhere'"
+
+
+def break_aliased_output(f):
+    name, other = sorted(n for n in f.keys() if n.startswith("gemm"))[:2]
+    del f[name]["weights/codes"]
+    f[name]["weights/codes"] = h5py.SoftLink(f"/{other}/weights/codes")
+    return name, f"weights/codes is a soft link to '/{other}/weights/codes'"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=pathlib.Path, required=True)
     args = parser.parse_args()
     failures = 0
-    for breaker in (break_divisor, break_weight_flag, break_weight_type, break_output_rows, break_rounding):
+    for breaker in (break_divisor, break_weight_flag, break_weight_type, break_output_rows, break_rounding,
+                    break_dangling_link, break_aliased_output):
         with tempfile.TemporaryDirectory(prefix="moeval-golden-refuses-") as tmp:
             for f in args.dir.glob("*.h5"):
                 shutil.copy(f, tmp)

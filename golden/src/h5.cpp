@@ -140,6 +140,7 @@ bool H5Group::has_child(std::string_view name) const {
 H5Group H5Group::group(std::string_view name) const {
   const std::string path = where(name);
   if (!has_child(name)) throw golden_error(file(), path, "group is missing");
+  require_hard_link(name);
   return guarded(file(), path, [&] {
     if (node_->group.childObjType(std::string(name)) != H5O_TYPE_GROUP) {
       throw golden_error(file(), path, "is not a group");
@@ -158,8 +159,42 @@ H5Group H5Group::create_group(std::string_view name) const {
 
 namespace {
 
-herr_t collect_link_name(hid_t, const char* name, const H5L_info_t*, void* out) {
-  static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+// "" for a hard link (the only kind our writer makes); otherwise what the link is, for the error.
+// A soft or external link may point at nothing (h5py's visititems passes over such a link, and
+// HDF5 answered "component not found" for its parent group) or at another case's data.
+std::string non_hard_link(hid_t group, const char* name, const H5L_info_t& info) {
+  switch (info.type) {
+    case H5L_TYPE_HARD: return {};
+    case H5L_TYPE_SOFT: {
+      std::string target(info.u.val_size, '\0');
+      if (info.u.val_size > 0 && H5Lget_val(group, name, target.data(), target.size(), H5P_DEFAULT) >= 0) {
+        target.resize(std::strlen(target.c_str()));
+        return "is a soft link to '" + target + "'";
+      }
+      return "is a soft link";
+    }
+    case H5L_TYPE_EXTERNAL: return "is an external link (to another file)";
+    default: return "is a user-defined link";
+  }
+}
+
+constexpr const char* kOnlyHardLinks = "; golden files hold only hard links (regenerate with `moeval golden --update`)";
+
+struct Links {
+  std::vector<std::string> names;
+  std::string first_non_hard_name;  // "" when every link is hard
+  std::string first_non_hard_what;
+};
+
+herr_t collect_link(hid_t group, const char* name, const H5L_info_t* info, void* out) {
+  Links& links = *static_cast<Links*>(out);
+  links.names.emplace_back(name);
+  if (links.first_non_hard_name.empty()) {
+    if (std::string what = non_hard_link(group, name, *info); !what.empty()) {
+      links.first_non_hard_name = name;
+      links.first_non_hard_what = std::move(what);
+    }
+  }
   return 0;
 }
 
@@ -170,14 +205,16 @@ herr_t collect_link_name(hid_t, const char* name, const H5L_info_t*, void* out) 
 // table entries it never initialised — `moeval golden --check` died of SIGSEGV on one of 40
 // bit-flipped copies of wna16.h5 (GoldenFileErrors.DamagedLinkHeapIsAnErrorNotACrash damages
 // such a heap bit by bit).
-std::vector<std::string> children_of_type(const H5::Group& group, H5O_type_t type) {
-  std::vector<std::string> links;
+// A link that is not hard is refused, naming it (thrown as a GoldenError by the caller, who knows
+// the file and the group's path).
+std::vector<std::string> children_of_type(const H5::Group& group, H5O_type_t type, Links& links) {
   hsize_t position = 0;
-  if (H5Literate(group.getId(), H5_INDEX_NAME, H5_ITER_NATIVE, &position, collect_link_name, &links) < 0) {
+  if (H5Literate(group.getId(), H5_INDEX_NAME, H5_ITER_NATIVE, &position, collect_link, &links) < 0) {
     throw H5::GroupIException("H5Literate", "could not list the group's links");
   }
+  if (!links.first_non_hard_name.empty()) return {};
   std::vector<std::string> names;
-  for (std::string& name : links) {
+  for (std::string& name : links.names) {
     if (group.childObjType(name) == type) names.push_back(std::move(name));
   }
   std::sort(names.begin(), names.end());
@@ -186,12 +223,31 @@ std::vector<std::string> children_of_type(const H5::Group& group, H5O_type_t typ
 
 }  // namespace
 
-std::vector<std::string> H5Group::groups() const {
-  return guarded(file(), where(""), [&] { return children_of_type(node_->group, H5O_TYPE_GROUP); });
+std::vector<std::string> H5Group::children(int h5o_type) const {
+  Links links;
+  std::vector<std::string> names =
+      guarded(file(), where(""), [&] { return children_of_type(node_->group, H5O_type_t(h5o_type), links); });
+  if (!links.first_non_hard_name.empty()) {
+    throw golden_error(file(), where(links.first_non_hard_name), links.first_non_hard_what + kOnlyHardLinks);
+  }
+  return names;
 }
 
-std::vector<std::string> H5Group::datasets() const {
-  return guarded(file(), where(""), [&] { return children_of_type(node_->group, H5O_TYPE_DATASET); });
+std::vector<std::string> H5Group::groups() const { return children(H5O_TYPE_GROUP); }
+
+std::vector<std::string> H5Group::datasets() const { return children(H5O_TYPE_DATASET); }
+
+void H5Group::require_hard_link(std::string_view name) const {
+  const std::string path = where(name);
+  const std::string what = guarded(file(), path, [&] {
+    H5L_info_t info{};
+    const std::string child(name);
+    if (H5Lget_info(node_->group.getId(), child.c_str(), &info, H5P_DEFAULT) < 0) {
+      throw H5::GroupIException("H5Lget_info", "could not read the link");
+    }
+    return non_hard_link(node_->group.getId(), child.c_str(), info);
+  });
+  if (!what.empty()) throw golden_error(file(), path, what + kOnlyHardLinks);
 }
 
 void H5Group::write_array(std::string_view name, const Array& array) const {
@@ -228,6 +284,7 @@ void H5Group::write_array(std::string_view name, const Array& array) const {
 Array H5Group::read_array(std::string_view name) const {
   const std::string path = where(name);
   if (!has_child(name)) throw golden_error(file(), path, "dataset is missing");
+  require_hard_link(name);
   return guarded(file(), path, [&] {
     if (node_->group.childObjType(std::string(name)) != H5O_TYPE_DATASET) {
       throw golden_error(file(), path, "is not a dataset");

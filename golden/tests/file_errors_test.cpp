@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "moeval/golden/errors.h"
 #include "moeval/golden/golden_file.h"
+#include "moeval/golden/h5.h"
 #include "test_support.h"
 
 namespace moeval::golden {
@@ -49,6 +51,77 @@ TEST(GoldenFileErrors, NonHdf5BytesAreCalledCorrupt) {
   const std::string message = open_error(dir / "garbage.h5");
   expect_contains_and_record(message, "garbage.h5");
   expect_contains_and_record(message, "not an HDF5 file");
+}
+
+// Our writer makes only hard links. A soft link that points nowhere, one that aliases another
+// case's data, and an external link are each refused by name, whether met while listing a group or
+// when a dataset or group is opened by its name (the loaders do that).
+TEST(GoldenFileErrors, LinksThatAreNotHardAreRefusedByName) {
+  struct Variant {
+    const char* label;
+    std::function<void(hid_t file)> make;
+    std::string expected;
+  };
+  const std::vector<Variant> variants = {
+      {"dangling", [](hid_t f) { H5Lcreate_soft("/nowhere", f, "/case-a/weights/extra", H5P_DEFAULT, H5P_DEFAULT); },
+       "/case-a/weights/extra: is a soft link to '/nowhere'"},
+      {"alias",
+       [](hid_t f) {
+         H5Ldelete(f, "/case-b/weights/codes", H5P_DEFAULT);
+         H5Lcreate_soft("/case-a/weights/codes", f, "/case-b/weights/codes", H5P_DEFAULT, H5P_DEFAULT);
+       },
+       "/case-b/weights/codes: is a soft link to '/case-a/weights/codes'"},
+      {"external", [](hid_t f) { H5Lcreate_external("other.h5", "/case-a", f, "/case-c", H5P_DEFAULT, H5P_DEFAULT); },
+       "/case-c: is an external link (to another file)"},
+  };
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.label);
+    ScratchDir dir(std::string("links-") + v.label);
+    const auto path = dir / "l.h5";
+    write_golden_file(path, current_provenance(), "unit", {sample_record("case-a"), sample_record("case-b", 1)});
+    {
+      const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+      ASSERT_GE(f, 0);
+      v.make(f);
+      H5Fclose(f);
+    }
+    const std::string message = open_error(path);
+    expect_contains_and_record(message, "l.h5");
+    expect_contains_and_record(message, v.expected);
+    expect_contains_and_record(message, "golden files hold only hard links");
+  }
+  // Opened by name, not listed: read_array and group() check the link themselves.
+  ScratchDir dir("links-by-name");
+  const auto path = dir / "n.h5";
+  write_golden_file(path, current_provenance(), "unit", {sample_record("case-a")});
+  {
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    H5Lcreate_soft("/case-a/inputs/a", f, "/case-a/weights/codes2", H5P_DEFAULT, H5P_DEFAULT);
+    H5Lcreate_soft("/case-a/inputs", f, "/case-a/inputs2", H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+  }
+  const H5Group c = H5File::open_read(path).root().group("case-a");
+  EXPECT_THROW(
+      {
+        try {
+          c.group("weights").read_array("codes2");
+        } catch (const GoldenError& e) {
+          expect_contains_and_record(e.what(), "/case-a/weights/codes2: is a soft link to '/case-a/inputs/a'");
+          throw;
+        }
+      },
+      GoldenError);
+  EXPECT_THROW(
+      {
+        try {
+          c.group("inputs2");
+        } catch (const GoldenError& e) {
+          expect_contains_and_record(e.what(), "/case-a/inputs2: is a soft link to '/case-a/inputs'");
+          throw;
+        }
+      },
+      GoldenError);
 }
 
 TEST(GoldenFileErrors, TruncatedFileIsDetected) {

@@ -29,7 +29,8 @@ class H5Group {
   bool has_child(std::string_view name) const;
   H5Group group(std::string_view name) const;         // existing group; throws when absent
   H5Group create_group(std::string_view name) const;  // new group; throws when it exists
-  // Names of child groups / datasets, sorted by name.
+  // Names of child groups / datasets, sorted by name. These, group() and read_array() refuse a
+  // soft, external or user-defined link (our writer makes only hard links).
   std::vector<std::string> groups() const;
   std::vector<std::string> datasets() const;
 
@@ -52,6 +53,8 @@ class H5Group {
   struct Node;  // the HDF5 handle lives in the .cpp so users need no HDF5 headers
   explicit H5Group(std::shared_ptr<const Node> node);
   std::string where(std::string_view child) const;
+  std::vector<std::string> children(int h5o_type) const;  // an H5O_type_t; HDF5 stays out of this header
+  void require_hard_link(std::string_view name) const;
 
   std::shared_ptr<const Node> node_;
 };
