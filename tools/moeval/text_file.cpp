@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -23,15 +24,34 @@ void sync_directory(const std::filesystem::path& dir) {
   ::close(fd);
 }
 
-// The file's bytes, or those of its first line (without the newline).
+const char* kind_of(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// The file's bytes, or those of its first line (without the newline). Only regular files, and not
+// past kMaxTextFileBytes: a FIFO without a writer blocked open() for ever (O_NONBLOCK keeps it from
+// blocking until it is refused), and /dev/zero or a runaway file grew one string until the
+// allocation failed gigabytes later.
 std::string read_text(const std::filesystem::path& path, bool first_line) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(errno);
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-    const int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int err = errno;
+    const bool stat_failed = st.st_mode == 0;
     ::close(fd);
-    fail(err);
+    if (stat_failed) fail(err);
+    if (S_ISDIR(st.st_mode)) fail(EISDIR);
+    throw std::runtime_error(std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
+  }
+  if (!first_line && std::uint64_t(st.st_size) > kMaxTextFileBytes) {
+    ::close(fd);
+    throw std::runtime_error("is " + std::to_string(st.st_size) + " bytes; report and bench files are read up to " +
+                             std::to_string(kMaxTextFileBytes >> 20) + " MiB");
   }
   std::string text;
   char buffer[65536];
@@ -44,6 +64,11 @@ std::string read_text(const std::filesystem::path& path, bool first_line) {
       fail(err);
     }
     if (n == 0) break;
+    if (text.size() + std::size_t(n) > kMaxTextFileBytes) {  // grown since fstat, or a first line that long
+      ::close(fd);
+      throw std::runtime_error("holds more than " + std::to_string(kMaxTextFileBytes >> 20) +
+                               " MiB to read; report and bench files are read up to that size");
+    }
     text.append(buffer, std::size_t(n));
     if (first_line) {
       // Stop at the first newline: the header line of a results.jsonl of many results is all a

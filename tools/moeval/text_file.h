@@ -5,6 +5,7 @@
 // one write loop and the one replacement path of tools/moeval (golden/ has its own for HDF5).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -16,10 +17,15 @@ class TempFileRegistration;
 
 namespace moeval::cli {
 
-// The file's bytes. Throws std::runtime_error with the system's reason alone ("Is a directory",
-// "Permission denied", "No such file or directory"); the caller names the file and its role.
+// The largest file read_text_file reads (a results.jsonl of the largest sweep is a few MiB).
+inline constexpr std::uint64_t kMaxTextFileBytes = std::uint64_t(1) << 30;
+
+// The file's bytes. Throws std::runtime_error with the reason alone ("Is a directory",
+// "Permission denied", "No such file or directory", "is a FIFO, not a regular file", "is <n>
+// bytes; … up to 1024 MiB"); the caller names the file and its role. Only regular files are read.
 std::string read_text_file(const std::filesystem::path& path);
-// Its first line, without the newline (the whole file where it has none); reads no further.
+// Its first line, without the newline (the whole file where it has none); reads no further, and
+// no more than kMaxTextFileBytes of a file without a newline.
 std::string read_first_line(const std::filesystem::path& path);
 
 // All of `text` into `fd`. Throws std::runtime_error with the system's reason alone.

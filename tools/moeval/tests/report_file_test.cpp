@@ -2,7 +2,9 @@
 // link), writes into a device without replacing it, rejects what it cannot write before the run
 // with the system's reason, and leaves no temp file behind.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -170,6 +172,61 @@ TEST_F(ReportFileTest, AReplacedReportKeepsItsMode) {
   EXPECT_EQ(fs::status(path).permissions(), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
   EXPECT_EQ(nlohmann::json::parse(read(path))["x"], 2);
   EXPECT_TRUE(no_temp_files());
+}
+
+// What read_text_file answers for `path`, from a child process killed after 10 s: a FIFO without
+// a writer once blocked open() for ever, and a test of it must not hang with it.
+std::string read_outcome_in_child(const fs::path& path) {
+  int out[2];
+  if (::pipe(out) != 0) return "pipe failed";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(out[0]);
+    std::string outcome;
+    try {
+      outcome = "read " + std::to_string(read_text_file(path).size()) + " bytes";
+    } catch (const std::exception& e) {
+      outcome = std::string("refused: ") + e.what();
+    }
+    write_all(out[1], outcome);
+    ::_exit(0);
+  }
+  ::close(out[1]);
+  for (int waited = 0; waited < 1000; ++waited) {
+    if (::waitpid(child, nullptr, WNOHANG) == child) {
+      std::string outcome;
+      char buffer[512];
+      for (ssize_t n; (n = ::read(out[0], buffer, sizeof buffer)) > 0;) outcome.append(buffer, std::size_t(n));
+      ::close(out[0]);
+      return outcome;
+    }
+    ::usleep(10000);
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ::close(out[0]);
+  return "blocked for 10 s";
+}
+
+// Only regular files are read, and only up to kMaxTextFileBytes: a FIFO (`bench --compare`, a
+// report.json linked to one) hung the command, and /dev/zero or a huge file grew one string until
+// the allocation failed gigabytes later.
+TEST_F(ReportFileTest, ReadingRefusesWhatIsNotARegularFileOrTooLargeWithoutBlocking) {
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(read_outcome_in_child(fifo), "refused: is a FIFO, not a regular file");
+  EXPECT_EQ(read_outcome_in_child("/dev/zero"), "refused: is a character device, not a regular file");
+  EXPECT_EQ(read_outcome_in_child(dir_), "refused: Is a directory");
+
+  const fs::path huge = dir_ / "huge.json";
+  std::ofstream(huge).close();
+  fs::resize_file(huge, kMaxTextFileBytes + 1);  // sparse: no disk space taken
+  EXPECT_EQ(read_outcome_in_child(huge),
+            "refused: is " + std::to_string(kMaxTextFileBytes + 1) + " bytes; report and bench files are read up to 1024 MiB");
+
+  const fs::path small = dir_ / "small.json";
+  std::ofstream(small) << "{}\n";
+  EXPECT_EQ(read_outcome_in_child(small), "read 3 bytes");
 }
 
 }  // namespace
