@@ -132,6 +132,7 @@ int run_matrix(const MatrixRunOptions& options, const std::string& command) {
     out_dir = options.out_dir;
     if (s.shard.count > 1) out_dir /= "shard-" + std::to_string(s.shard.index) + "-of-" + std::to_string(s.shard.count);
     refuse_json_in_report_dir(options.json_path, out_dir, options.out_dir);
+    ReportDir::check_writable(out_dir);  // before the device check: a bad --out is exit 2 everywhere
     // `--out D --json D/summary.json`: --json's directory is one this run creates, and must exist
     // for --json to be checked. Only then is it created this early (nothing in it touched);
     // otherwise the report creates it once the run starts, so that a run that ends before (a

@@ -26,6 +26,22 @@ void ReportDir::create(const std::filesystem::path& dir) {
   }
 }
 
+void ReportDir::check_writable(const std::filesystem::path& dir) {
+  const auto refuse = [&](int err) {
+    throw UsageError("cannot write the report directory '" + dir.string() + "': " + std::strerror(err));
+  };
+  std::filesystem::path at = dir.empty() ? "." : dir;
+  std::error_code ec;
+  // The nearest part of the path that exists: create_directories would make the rest below it.
+  while (!std::filesystem::exists(std::filesystem::symlink_status(at, ec)) && at.has_parent_path() &&
+         at.parent_path() != at) {
+    at = at.parent_path();
+  }
+  if (!std::filesystem::exists(at, ec)) return;  // nothing of it exists, not even "/": leave it to create()
+  if (!std::filesystem::is_directory(at, ec)) refuse(ENOTDIR);
+  if (::access(at.c_str(), W_OK | X_OK) != 0) refuse(errno);
+}
+
 ReportDir::ReportDir(std::filesystem::path dir, nlohmann::json header) : dir_(std::move(dir)) {
   report_.header = std::move(header);
   const std::string text = report_line(report_.header, ReportLine::header);  // before any file is touched

@@ -25,6 +25,11 @@ class ReportDir {
   // Creates `dir` and its parents, touching nothing in it; UsageError "cannot write the report
   // directory '<dir>': <why>" when it cannot be.
   static void create(const std::filesystem::path& dir);
+  // Whether create(dir) and the files in it could be written, without creating anything: `dir`, or
+  // its nearest existing ancestor, must be a writable directory. The same UsageError as create()
+  // ("…: Not a directory", "…: Permission denied"). Lets a run refuse a bad --out before a device
+  // check that would end it with another exit status (a sweep without a GPU: 3).
+  static void check_writable(const std::filesystem::path& dir);
 
   // Creates `dir` and starts results.jsonl with the header now (start_report_lines), so an
   // unusable directory is a UsageError before any work: "cannot write the report directory

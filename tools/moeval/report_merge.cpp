@@ -23,7 +23,13 @@ std::string build_of(const json& header) {
 std::vector<std::filesystem::path> expand_report_dirs(const std::vector<std::filesystem::path>& dirs) {
   std::vector<std::filesystem::path> out;
   for (const auto& d : dirs) {
-    if (!std::filesystem::is_directory(d)) throw UsageError("report directory '" + d.string() + "': does not exist");
+    std::error_code ec;
+    if (!std::filesystem::is_directory(d, ec)) {
+      const bool exists = std::filesystem::exists(d, ec);
+      throw UsageError("report directory '" + d.string() + "': " +
+                       (exists ? "is not a directory (merge takes report directories, or directories of shards)"
+                               : "does not exist"));
+    }
     std::vector<std::filesystem::path> shards;
     for (const auto& e : std::filesystem::directory_iterator(d)) {
       if (e.is_directory() && e.path().filename().string().rfind("shard-", 0) == 0) shards.push_back(e.path());

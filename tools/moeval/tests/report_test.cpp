@@ -92,6 +92,35 @@ class ReportTest : public ::testing::Test {
   fs::path dir_;
 };
 
+// --out is judged before the device check without creating anything: a sweep without a GPU ended
+// with exit 3 for an --out that is a file, where every other machine says exit 2.
+TEST_F(ReportTest, CheckWritableRefusesWhatCreateWouldAndCreatesNothing) {
+  const auto message_of = [](const fs::path& dir) -> std::string {
+    try {
+      ReportDir::check_writable(dir);
+      return "";
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+  };
+  fs::create_directories(dir_);
+  const fs::path file = dir_ / "file";
+  std::ofstream(file) << "x";
+  EXPECT_EQ(message_of(file), "cannot write the report directory '" + file.string() + "': Not a directory");
+  EXPECT_EQ(message_of(file / "below" / "deeper"),
+            "cannot write the report directory '" + (file / "below" / "deeper").string() + "': Not a directory");
+  EXPECT_EQ(message_of(dir_ / "new" / "deeper"), "");
+  EXPECT_FALSE(fs::exists(dir_ / "new"));  // judged, not created
+  EXPECT_EQ(message_of(dir_), "");
+  if (::geteuid() != 0) {  // root writes anywhere
+    fs::create_directories(dir_ / "locked");
+    fs::permissions(dir_ / "locked", fs::perms::owner_read | fs::perms::owner_exec);
+    EXPECT_EQ(message_of(dir_ / "locked" / "run"),
+              "cannot write the report directory '" + (dir_ / "locked" / "run").string() + "': Permission denied");
+    fs::permissions(dir_ / "locked", fs::perms::owner_all);
+  }
+}
+
 TEST_F(ReportTest, LinesAreStreamedBeforeTheRunEnds) {
   const auto jobs = quick_jobs();
   ReportDir out(dir_, header(jobs, jobs, Shard{}));
