@@ -63,6 +63,9 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   // Arguments and the report path first, then the device: bad input is exit 2 on any machine
   // (select_shapes refuses an unknown, empty, repeated or non-alone "all" element).
   const std::vector<bench::BenchShape> shapes = bench::select_shapes(split_list(o.shapes));
+  if (const std::string m = first_repeated(o.tokens, [](std::int64_t v) { return std::to_string(v); }); !m.empty()) {
+    throw UsageError("--tokens " + m + " is listed twice; list each token count once");
+  }
   ReportFile report(o.json_path);
   const DevicePlan plan = plan_devices({o.device});
   if (!plan.no_device.empty()) throw NothingRan("no CUDA device (" + plan.no_device + "); nothing was timed");

@@ -102,6 +102,10 @@ int run_golden(const GoldenOptions& o) {
   golden::CorpusSelection selection;
   selection.case_name = o.case_name;
   for (const std::string& f : o.families) selection.families.push_back(golden::parse_family(f));
+  const auto family_name = [](golden::Family f) { return std::string(golden::to_string(f)); };
+  if (const std::string m = first_repeated(selection.families, family_name); !m.empty()) {
+    throw UsageError("--family " + m + " is listed twice; list each family once");
+  }
   golden::require_known_case(selection);
   const std::filesystem::path dir = existing_golden_dir(o.dir, "--dir");
   const std::vector<golden::Family> families = golden::families_touched(selection);

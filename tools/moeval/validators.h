@@ -72,6 +72,19 @@ CLI::Option* add_integer_list(CLI::App& app, const std::string& name, std::vecto
   return option;
 }
 
+// The first element of `values` that appears again, by its text (`describe`), for the message
+// "<option> <value> is listed twice": a repeated value would be checked or timed twice and reported
+// as two results of one name. "" when each appears once.
+template <class T, class Describe>
+std::string first_repeated(const std::vector<T>& values, Describe describe) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (values[j] == values[i]) return describe(values[i]);
+    }
+  }
+  return "";
+}
+
 // A value that must not be empty: an empty path (--out '') would otherwise read as "not given" and
 // fall back to a default (another directory, or no report at all). `what` says what to give.
 inline CLI::Validator not_empty(const std::string& what) {
