@@ -61,9 +61,23 @@ def reference(case: Case, contract: ContractLike = None) -> Reference:
     return _moeval.reference(case, as_contract(contract))
 
 
+def _dtype_name(dtype: Any, function: str) -> str:
+    """'fp16' or 'bf16' for `dtype` or one of its aliases (float16, half, bfloat16, ...: the names
+    Problem, encode and decode accept, read by the same C++ parser); `function` names the caller
+    in the error."""
+    if not isinstance(dtype, str):
+        raise TypeError(f"{function}: dtype must be a str, 'fp16' or 'bf16'; got {type(dtype).__name__}")
+    try:
+        return _moeval.dtype_name(dtype)
+    except ValueError:
+        raise ValueError(f"{function}: dtype {dtype!r} is not one of fp16, bf16 (or an alias such as float16, "
+                         "bfloat16)") from None
+
+
 def _torch_bits(tensor: Any, dtype: str) -> np.ndarray:
     import torch  # only reached with a torch tensor in hand
 
+    dtype = _dtype_name(dtype, "to_bits")  # an alias was a KeyError below
     want = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
     if tensor.dtype != want:
         raise TypeError(f"the output is a torch {tensor.dtype} tensor; the case's dtype is {dtype} ({want})")
@@ -75,7 +89,11 @@ def to_bits(output: Any, dtype: str) -> np.ndarray:
 
     Accepts a torch fp16/bf16 tensor (any device), a numpy float16 array (fp16 only), a numpy
     uint16 array (already bits) or a float32/float64 array (rounded once to `dtype`, to nearest even).
+    `dtype` is 'fp16' or 'bf16' or an alias that Problem accepts ('float16', 'half', 'bfloat16').
     """
+    # Read once, before any branch: the float16 branch compared with the literal "fp16" (refusing
+    # 'float16' as unlike float16) and the uint16 branch never looked at the name at all.
+    dtype = _dtype_name(dtype, "to_bits")
     if type(output).__module__.startswith("torch"):
         return np.ascontiguousarray(_torch_bits(output, dtype))
     array = np.asarray(output)
@@ -98,11 +116,15 @@ def judge(case: Case, output: Any, contract: ContractLike = None, reference: Opt
     it was computed already (it must be for this case's problem and under the same contract).
     """
     wanted = as_contract(contract)
-    ref = reference if reference is not None else _moeval.reference(case, wanted)
-    check_reference(ref, case)
+    if reference is None:
+        ref = _moeval.reference(case, wanted)  # this case's by construction: nothing to check
+    else:
+        check_reference(reference, case)
+        ref = reference
     if ref.contract != wanted:
         raise ValueError(f"the reference was computed under '{ref.contract.name}', not under '{wanted.name}'")
-    return compare(ref, to_bits(output, case.dtype), case.problem.tier)
+    # _compare is compare() with messages that name judge, the function called here.
+    return _moeval._compare(ref, to_bits(output, case.dtype), case.problem.tier, "judge")
 
 
 def check_reference(ref: Reference, case: Case) -> None:
@@ -111,12 +133,13 @@ def check_reference(ref: Reference, case: Case) -> None:
     it, since it changes only how a reference is compared, not its values."""
     if not isinstance(ref, Reference):
         raise TypeError(f"reference must be a moeval.Reference (moeval.reference(case)); got {type(ref).__name__}")
-    have, want = problem_fields(ref.problem), problem_fields(case.problem)
-    have.pop("tier")
-    want.pop("tier")
+    # Problem equality (every field; a NaN zipf_exponent equals a NaN one, where comparing
+    # problem_fields() dicts found nan != nan and refused a case's own reference). Both are copies.
+    have, want = ref.problem, case.problem
+    have.tier = want.tier
     if have != want:
-        raise ValueError(f"reference= was computed for {ref.problem.name}, not for this case ({case.problem.name}); "
-                         "pass moeval.reference(case) of this case")
+        raise ValueError(f"the reference passed as reference= was computed for {ref.problem.name}, not for this case "
+                         f"({case.problem.name}); pass moeval.reference(case) of this case")
 
 
 def as_torch(bits: np.ndarray, dtype: str, device: Any = None):
@@ -124,9 +147,7 @@ def as_torch(bits: np.ndarray, dtype: str, device: Any = None):
     array's memory where the array is writable; a read-only array (a kernel result's output, say) is
     copied, since a torch tensor is always writable and writing through one that shares read-only
     memory is undefined."""
-    torch_dtypes = ("fp16", "bf16")
-    if dtype not in torch_dtypes:
-        raise ValueError(f"as_torch: dtype '{dtype}' is not one of {', '.join(torch_dtypes)}")
+    dtype = _dtype_name(dtype, "as_torch")  # the aliases to_bits and Problem accept, too
     array = np.asarray(bits)
     if array.dtype != np.uint16:
         # Any other element type would be reinterpreted as 16-bit words: a float32 array of n values

@@ -40,25 +40,36 @@ nb::ndarray<nb::numpy, T> owned(std::vector<T>&& values, std::vector<std::size_t
   return nb::ndarray<nb::numpy, T>(held->data(), shape.size(), shape.data(), owner);
 }
 
-// A 16-bit bits argument (`arg` of `function`) that failed the typed overload: nanobind's implicit
-// conversion would have cast the VALUES to uint16 (1.0 -> 0x0001, a denormal), so those overloads
-// take their array with noconvert() and come here. A uint16 array (non-contiguous, say) is made
-// contiguous; anything else is a TypeError naming the argument and what it must be.
+// A 16-bit bits argument that failed the typed overload: nanobind's implicit conversion would
+// have cast the VALUES to uint16 (1.0 -> 0x0001, a denormal), so those overloads take their array
+// with noconvert() and come here. `where` names the function the user called and the argument
+// ("judge: output"); `ndim` is the rank required (-1: any) and `dims` says what it should be
+// (" [rows, cols] = [32, 256]", or ""). Each fault gets its own message: not uint16 is a TypeError,
+// the wrong rank a ValueError with the shape wanted, not on the CPU a TypeError. A uint16 array
+// of the right rank (non-contiguous, say) is made contiguous.
 template <class Array>
-Array bits_argument(nb::handle value, const char* function, const char* arg, const char* shape) {
-  const std::string where = std::string(function) + ": " + arg;
+Array bits_argument(nb::handle value, const std::string& where, int ndim, const std::string& dims) {
+  const std::string of_shape = dims.empty() ? "" : " of shape" + dims;
   const nb::object dtype = nb::getattr(value, "dtype", nb::none());
   if (dtype.is_none() || !nb::str(dtype).equal(nb::str("uint16"))) {
     const std::string got = dtype.is_none() ? std::string(nb::type_name(value.type()).c_str())
                                              : "an array of dtype " + std::string(nb::str(dtype).c_str());
-    throw nb::type_error((where + " must be 16-bit bit patterns (a numpy np.uint16 array" + shape + "); got " + got +
+    throw nb::type_error((where + " must be 16-bit bit patterns (a numpy np.uint16 array" + of_shape + "); got " + got +
                           " (moeval.encode or moeval.to_bits turns values into bits)").c_str());
+  }
+  const auto shape_of = [](nb::handle array) {
+    return std::string(nb::repr(nb::object(nb::getattr(array, "shape", nb::none()))).c_str());
+  };
+  const nb::object rank = nb::getattr(value, "ndim", nb::none());
+  if (ndim >= 0 && nb::isinstance<nb::int_>(rank) && nb::cast<long long>(rank) != ndim) {
+    throw std::invalid_argument(where + " must be " + std::to_string(ndim) + "-D" + dims + "; got a " +
+                                std::to_string(nb::cast<long long>(rank)) + "-D array of shape " + shape_of(value));
   }
   nb::object contiguous = nb::module_::import_("numpy").attr("ascontiguousarray")(value);
   Array out;
   if (!nb::try_cast(contiguous, out, /*convert=*/false)) {
-    throw nb::type_error((where + " must be a CPU np.uint16 array" + shape + "; got shape " +
-                          std::string(nb::repr(nb::object(contiguous.attr("shape"))).c_str())).c_str());
+    throw nb::type_error((where + " must be a CPU np.uint16 array" + of_shape + "; got " +
+                          std::string(nb::type_name(value.type()).c_str()) + " of shape " + shape_of(contiguous)).c_str());
   }
   return out;
 }

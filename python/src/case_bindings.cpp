@@ -76,7 +76,8 @@ void bind_case(nb::module_& m) {
         return view(c.w.dequant, {Size(c.w.experts), Size(c.w.k), Size(c.w.n)}, nb::find(c));
       }, "the 16-bit weights fl16((u - z)·s) [E_local, K, N], bits")
       .def_prop_ro("k_shards", [](const GemmCase& c) { return c.w.k_shards; })
-      .def("layout", &pack_layout, nb::arg("name"),
+      .def("layout", [](const GemmCase& c, const std::string& name) { return pack_layout(c, nul_escaped(name)); },
+           nb::arg("name"),
            "The weights packed as 'wna16', 'marlin', 'gptq', 'awq' or 'compressed_tensors'.")
       .def("align", [](const GemmCase& c, std::int64_t block_size) {
         reference::AlignReference a = reference::reference_moe_align(c.routing, c.problem, block_size);
@@ -92,7 +93,7 @@ void bind_case(nb::module_& m) {
 
   // Bit-exact conversions (round to nearest even straight from double, as fixtures/half.h does).
   m.def("encode", [](const nb::ndarray<const double, nb::c_contig, nb::device::cpu>& values, const std::string& dtype) {
-    const DType dt = parse_dtype(dtype);
+    const DType dt = parse_dtype(nul_escaped(dtype));
     std::vector<std::uint16_t> bits(values.size());
     for (Size i = 0; i < bits.size(); ++i) bits[i] = round_to_bits(values.data()[i], dt);
     std::vector<Size> shape(values.ndim());
@@ -101,7 +102,7 @@ void bind_case(nb::module_& m) {
   }, nb::arg("values"), nb::arg("dtype"), "float64 array -> 16-bit bits (uint16) of 'fp16' or 'bf16'");
   using Bits = nb::ndarray<const std::uint16_t, nb::c_contig, nb::device::cpu>;
   const auto decode = [](const Bits& bits, const std::string& dtype) {
-    const DType dt = parse_dtype(dtype);
+    const DType dt = parse_dtype(nul_escaped(dtype));
     std::vector<double> values(bits.size());
     for (Size i = 0; i < values.size(); ++i) values[i] = to_double(bits.data()[i], dt);
     std::vector<Size> shape(bits.ndim());
@@ -111,8 +112,13 @@ void bind_case(nb::module_& m) {
   const char* decode_doc = "16-bit bits (uint16) of 'fp16' or 'bf16' -> their exact float64 values";
   m.def("decode", decode, nb::arg("bits").noconvert(), nb::arg("dtype"), decode_doc);
   m.def("decode", [decode](nb::handle bits, const std::string& dtype) {
-    return decode(bits_argument<Bits>(bits, "decode", "bits", ""), dtype);
+    return decode(bits_argument<Bits>(bits, "decode: bits", -1, ""), dtype);
   }, nb::arg("bits"), nb::arg("dtype"), decode_doc);
+
+  // Python's to_bits and as_torch read dtype names through this, so they accept exactly the names
+  // (and aliases: float16, half, bfloat16, ...) that Problem, encode and decode accept.
+  m.def("dtype_name", [](const std::string& dtype) { return std::string(to_string(parse_dtype(nul_escaped(dtype)))); },
+        nb::arg("dtype"), "The canonical name, 'fp16' or 'bf16', of a dtype name or alias; ValueError for others.");
 
   m.def("build_case", &build_gemm_case, nb::arg("problem"),
         "Build the GEMM case a gemm1/gemm2 problem describes (deterministic from its seed).");

@@ -24,13 +24,16 @@ struct BoundReference : ReferenceOutput {
   MoeProblem problem;
 };
 
-Output16 output_argument(nb::handle output, const char* function) {
-  return bits_argument<Output16>(output, function, "output", " of shape [rows, cols]");
+// `function` is the one the user called (judge, compare, Reference.ratios), so that every
+// message about the output names it: judge() reaches the comparator through _compare.
+Output16 output_argument(nb::handle output, const std::string& function, const ReferenceOutput& ref) {
+  return bits_argument<Output16>(output, function + ": output", 2,
+                                 " [rows, cols] = [" + std::to_string(ref.rows) + ", " + std::to_string(ref.cols) + "]");
 }
 
-reference::Matrix16 as_matrix(const Output16& out, const ReferenceOutput& ref) {
+reference::Matrix16 as_matrix(const Output16& out, const ReferenceOutput& ref, const std::string& function) {
   if (std::int64_t(out.shape(0)) != ref.rows || std::int64_t(out.shape(1)) != ref.cols) {
-    throw std::invalid_argument("judge: the output is [" + std::to_string(out.shape(0)) + ", " +
+    throw std::invalid_argument(function + ": the output is [" + std::to_string(out.shape(0)) + ", " +
                                 std::to_string(out.shape(1)) + "] but the case's routed rows × N are [" +
                                 std::to_string(ref.rows) + ", " + std::to_string(ref.cols) + "]");
   }
@@ -40,7 +43,7 @@ reference::Matrix16 as_matrix(const Output16& out, const ReferenceOutput& ref) {
 Tier parse_tier(const std::string& tier) {
   if (tier == "exact") return Tier::exact;
   if (tier == "bounded") return Tier::bounded;
-  throw std::invalid_argument("tier '" + tier + "' is not supported; allowed: exact, bounded");
+  throw std::invalid_argument("tier '" + nul_escaped(tier) + "' is not supported; allowed: exact, bounded");
 }
 
 }  // namespace
@@ -50,7 +53,7 @@ void bind_judge(nb::module_& m) {
   // fallback that rejects other dtypes: implicit conversion would cast values into bit patterns.
   const auto ratios = [](const BoundReference& r, const Output16& out, const std::string& tier) {
     const Tier t = parse_tier(tier);
-    return owned(tolerance::element_ratios(t, as_matrix(out, r), r), {Size(r.rows), Size(r.cols)});
+    return owned(tolerance::element_ratios(t, as_matrix(out, r, "Reference.ratios"), r), {Size(r.rows), Size(r.cols)});
   };
   const char* ratios_doc = "Per element what the gate compares with 1 (bounded: |error| / bound; exact: 0 or inf)";
   nb::class_<BoundReference>(m, "Reference", "The CPU reference (fp64) of a case under a numerics contract.")
@@ -77,7 +80,7 @@ void bind_judge(nb::module_& m) {
                    "a copy of the problem of the case this reference was computed for")
       .def("ratios", ratios, nb::arg("output").noconvert(), nb::arg("tier"), ratios_doc)
       .def("ratios", [ratios](const BoundReference& r, nb::handle out, const std::string& tier) {
-        return ratios(r, output_argument(out, "Reference.ratios"), tier);
+        return ratios(r, output_argument(out, "Reference.ratios", r), tier);
       }, nb::arg("output"), nb::arg("tier"), ratios_doc);
 
   nb::class_<tolerance::ElementReport>(m, "Element", "One output element as the comparator saw it.")
@@ -123,15 +126,24 @@ void bind_judge(nb::module_& m) {
     return BoundReference{reference::reference_gemm(c, contract), c.problem};
   }, nb::arg("case"), nb::arg("contract") = reference::NumericsContract{},
         "The CPU reference of a case under a numerics contract (default: ours).");
-  const auto compare = [](const BoundReference& ref, const Output16& out, const std::string& tier) {
+  const auto compare = [](const BoundReference& ref, const Output16& out, const std::string& tier,
+                          const std::string& function = "compare") {
     const Tier t = parse_tier(tier);
-    return tolerance::compare(t, as_matrix(out, ref), ref);
+    return tolerance::compare(t, as_matrix(out, ref, function), ref);
   };
   const char* compare_doc = "The tier's comparator: output (uint16 bits [rows, cols]) against the reference.";
-  m.def("compare", compare, nb::arg("reference"), nb::arg("output").noconvert(), nb::arg("tier"), compare_doc);
+  m.def("compare", [compare](const BoundReference& ref, const Output16& out, const std::string& tier) {
+    return compare(ref, out, tier);
+  }, nb::arg("reference"), nb::arg("output").noconvert(), nb::arg("tier"), compare_doc);
   m.def("compare", [compare](const BoundReference& ref, nb::handle out, const std::string& tier) {
-    return compare(ref, output_argument(out, "compare"), tier);
+    return compare(ref, output_argument(out, "compare", ref), tier);
   }, nb::arg("reference"), nb::arg("output"), nb::arg("tier"), compare_doc);
+  // compare() for moeval.judge (python/moeval/__init__.py): the same comparator, with messages
+  // about the output naming `function` (judge), which the user called, instead of compare.
+  m.def("_compare", [compare](const BoundReference& ref, nb::handle out, const std::string& tier,
+                              const std::string& function) {
+    return compare(ref, output_argument(out, function, ref), tier, function);
+  }, nb::arg("reference"), nb::arg("output"), nb::arg("tier"), nb::arg("function"));
 }
 
 }  // namespace moeval::python

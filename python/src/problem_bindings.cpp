@@ -5,6 +5,7 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <cmath>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -24,7 +25,20 @@ Enum parse_name(const std::string& what, const std::string& text, const Enum (&v
     if (text == to_string(v)) return v;
     allowed += (allowed.empty() ? "" : ", ") + std::string(to_string(v));
   }
-  throw std::invalid_argument(what + " '" + text + "' is not supported; allowed: " + allowed);
+  throw std::invalid_argument(what + " '" + nul_escaped(text) + "' is not supported; allowed: " + allowed);
+}
+
+// Value equality of problems: every field of MoeProblem (a field added there must be added here).
+// A NaN zipf_exponent equals a NaN one: two problems built from the same fields are the same
+// problem, and `nan != nan` made judge() refuse a case's own reference as another case's.
+bool same_problem(const MoeProblem& a, const MoeProblem& b) {
+  const auto same_real = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+  return a.kind == b.kind && a.experts == b.experts && a.tokens == b.tokens && a.topk == b.topk &&
+         a.hidden == b.hidden && a.inter == b.inter && a.scheme == b.scheme && a.routing.kind == b.routing.kind &&
+         a.routing.renormalize == b.routing.renormalize &&
+         same_real(a.routing.zipf_exponent, b.routing.zipf_exponent) &&
+         a.routing.empty_experts == b.routing.empty_experts && a.expert_map == b.expert_map && a.tier == b.tier &&
+         a.seed == b.seed && a.k_shards == b.k_shards && a.k_shard_rank == b.k_shard_rank;
 }
 
 constexpr ProblemKind kKinds[] = {ProblemKind::gemm1, ProblemKind::gemm2, ProblemKind::layer};
@@ -53,7 +67,8 @@ void bind_problem(nb::module_& m) {
             p.topk = topk;
             p.hidden = hidden;
             p.inter = inter;
-            p.scheme = {parse_weight_type(weight_type), group_size, act_order, is_k_full, parse_dtype(dtype)};
+            p.scheme = {parse_weight_type(nul_escaped(weight_type)), group_size, act_order, is_k_full,
+                        parse_dtype(nul_escaped(dtype))};
             p.routing = {parse_name("routing", routing, kRoutings), renormalize, zipf_exponent, empty_experts};
             p.expert_map = std::move(expert_map);
             p.tier = parse_name("tier", tier, kTiers);
@@ -79,7 +94,7 @@ void bind_problem(nb::module_& m) {
       .def_rw("hidden", &MoeProblem::hidden)
       .def_rw("inter", &MoeProblem::inter)
       .def_prop_rw("weight_type", [](const MoeProblem& p) { return std::string(to_string(p.scheme.type)); },
-                   [](MoeProblem& p, const std::string& v) { p.scheme.type = parse_weight_type(v); })
+                   [](MoeProblem& p, const std::string& v) { p.scheme.type = parse_weight_type(nul_escaped(v)); })
       .def_prop_rw("group_size", [](const MoeProblem& p) { return p.scheme.group_size; },
                    [](MoeProblem& p, int v) { p.scheme.group_size = v; })
       .def_prop_rw("act_order", [](const MoeProblem& p) { return p.scheme.act_order; },
@@ -87,7 +102,7 @@ void bind_problem(nb::module_& m) {
       .def_prop_rw("is_k_full", [](const MoeProblem& p) { return p.scheme.is_k_full; },
                    [](MoeProblem& p, bool v) { p.scheme.is_k_full = v; })
       .def_prop_rw("dtype", [](const MoeProblem& p) { return std::string(to_string(p.scheme.act)); },
-                   [](MoeProblem& p, const std::string& v) { p.scheme.act = parse_dtype(v); })
+                   [](MoeProblem& p, const std::string& v) { p.scheme.act = parse_dtype(nul_escaped(v)); })
       .def_prop_rw("routing", [](const MoeProblem& p) { return std::string(to_string(p.routing.kind)); },
                    [](MoeProblem& p, const std::string& v) { p.routing.kind = parse_name("routing", v, kRoutings); })
       .def_prop_rw("renormalize", [](const MoeProblem& p) { return p.routing.renormalize; },
@@ -110,7 +125,13 @@ void bind_problem(nb::module_& m) {
       }, "(m, n, k) of the GEMM a gemm1/gemm2 problem checks (m = rows of A)")
       .def("validate", &MoeProblem::validate, "Raises ValueError naming the parameter when the problem cannot exist")
       .def_prop_ro("name", &MoeProblem::name)
-      .def("__repr__", [](const MoeProblem& p) { return "<moeval.Problem " + p.name() + ">"; });
+      // Equal when every field is (compared with anything else: NotImplemented, so False). No
+      // __hash__: a Problem has setters, and Python's data model wants a mutable object with value
+      // equality unhashable; a hash by value would change under a dict or set that holds it.
+      .def("__eq__", [](const MoeProblem& a, const MoeProblem& b) { return same_problem(a, b); }, nb::is_operator())
+      .def("__ne__", [](const MoeProblem& a, const MoeProblem& b) { return !same_problem(a, b); }, nb::is_operator())
+      .def("__repr__", [](const MoeProblem& p) { return "<moeval.Problem " + p.name() + ">"; })
+      .attr("__hash__") = nb::none();
 
   nb::class_<reference::NumericsContract>(m, "Contract",
                                           "Where a kernel rounds: dequant recipe, routing-weight point, determinism.")
@@ -119,14 +140,15 @@ void bind_problem(nb::module_& m) {
           [](reference::NumericsContract* self, const std::string& dequant, const std::string& routing_weight,
              const std::string& determinism) {
             reference::NumericsContract c;
-            c.dequant = parse_dequant_recipe(dequant);
-            c.routing_weight = reference::parse_routing_weight_point(routing_weight);
-            c.determinism = reference::parse_determinism(determinism);
+            c.dequant = parse_dequant_recipe(nul_escaped(dequant));
+            c.routing_weight = reference::parse_routing_weight_point(nul_escaped(routing_weight));
+            c.determinism = reference::parse_determinism(nul_escaped(determinism));
             new (self) reference::NumericsContract(c);
           },
           nb::kw_only(), nb::arg("dequant") = "sub_then_mul", nb::arg("routing_weight") = "in_fp32_sum",
           nb::arg("determinism") = "required")
-      .def_static("parse", &reference::NumericsContract::parse, nb::arg("text"))
+      .def_static("parse", [](const std::string& text) { return reference::NumericsContract::parse(nul_escaped(text)); },
+                  nb::arg("text"))
       .def_prop_ro("dequant", [](const reference::NumericsContract& c) { return std::string(to_string(c.dequant)); })
       .def_prop_ro("routing_weight", [](const reference::NumericsContract& c) { return std::string(to_string(c.routing_weight)); })
       .def_prop_ro("determinism", [](const reference::NumericsContract& c) { return std::string(to_string(c.determinism)); })
@@ -139,7 +161,8 @@ void bind_problem(nb::module_& m) {
       .def("__hash__", [](const reference::NumericsContract& c) { return std::hash<std::string>{}(c.name()); })
       .def("__repr__", [](const reference::NumericsContract& c) { return "<moeval.Contract " + c.name() + ">"; });
 
-  m.def("matrix", &testbed::gemm_matrix, nb::arg("name"), "The GEMM problems of a named matrix (matrix_names()).");
+  m.def("matrix", [](const std::string& name) { return testbed::gemm_matrix(nul_escaped(name)); }, nb::arg("name"),
+        "The GEMM problems of a named matrix (matrix_names()).");
   m.def("matrix_names", &testbed::gemm_matrix_names);
 }
 

@@ -201,3 +201,53 @@ def test_decode_refuses_values_that_are_not_bits():
     bits = np.array([[0x3C00, 0x4000], [0, 0]], np.uint16)
     assert moeval.decode(bits, "fp16").tolist() == [[1.0, 2.0], [0.0, 0.0]]
     assert moeval.decode(bits[:, ::-1], "fp16").tolist() == [[2.0, 1.0], [0.0, 0.0]]  # non-contiguous uint16 is fine
+
+
+def test_names_holding_a_nul_are_quoted_whole_in_the_error():
+    # A C++ message ends at its first NUL on its way to Python: moeval.matrix("quick\0x") said
+    # "matrix 'quick". The NUL is now written \0 and the rest of the message follows.
+    case = moeval.build_case(moeval.Problem(kind="gemm2"))
+    ref = moeval.reference(case)
+    problem = moeval.Problem()
+    calls = [
+        (lambda: moeval.matrix("quick\0x"), r"matrix 'quick\0x' is unknown; known: quick, standard"),
+        (lambda: moeval.matrix("smoke\0"), r"matrix 'smoke\0' is unknown; known: quick"),
+        (lambda: moeval.Problem(kind="gemm2\0"), r"kind 'gemm2\0' is not supported; allowed: gemm1, gemm2, layer"),
+        (lambda: moeval.Problem(tier="exact\0"), r"tier 'exact\0' is not supported; allowed: exact, bounded"),
+        (lambda: moeval.Problem(dtype="fp16\0"), r"activation dtype 'fp16\0' is not supported; allowed: fp16, bf16"),
+        (lambda: moeval.Problem(weight_type="uint4\0b8"), r"weight type 'uint4\0b8' is not supported; allowed:"),
+        (lambda: setattr(problem, "routing", "zipf\0"), r"routing 'zipf\0' is not supported; allowed:"),
+        (lambda: moeval.Contract(dequant="sub_then_mul\0"), r"'sub_then_mul\0' is not supported; allowed:"),
+        (lambda: moeval.Contract.parse("determinism=required\0 dequant=x"), r"'required\0'"),
+        (lambda: moeval.decode(np.zeros(1, np.uint16), "bf16\0"), r"activation dtype 'bf16\0' is not supported"),
+        (lambda: case.layout("awq\0"), r"layout 'awq\0' is unknown; allowed: wna16"),
+        (lambda: moeval.compare(ref, ref.y16, "exact\0"), r"tier 'exact\0' is not supported; allowed: exact, bounded"),
+    ]
+    for call, message in calls:
+        with pytest.raises(ValueError) as raised:
+            call()
+        assert message in str(raised.value), (message, str(raised.value))
+    assert problem.routing == "softmax"  # refused, not set
+
+
+def test_problems_are_equal_field_by_field_and_unhashable():
+    # Problem had identity equality only: Problem(kind="gemm2") == Problem(kind="gemm2") was False.
+    base = moeval.problem_fields(moeval.Problem(kind="gemm2", routing="zipf"))
+    p = moeval.Problem(**base)
+    assert p == moeval.Problem(**base) and not (p != moeval.Problem(**base))
+    changed = dict(kind="gemm1", experts=16, tokens=3, topk=1, hidden=128, inter=64, weight_type="uint8", group_size=64,
+                   act_order=True, is_k_full=False, dtype="fp16", routing="uniform", renormalize=False, zipf_exponent=2.0,
+                   empty_experts=2, expert_map=list(range(8)), tier="exact", seed=9, k_shards=2, k_shard_rank=1)
+    assert set(changed) == set(base)  # every field is compared
+    for field, value in changed.items():
+        other = moeval.Problem(**dict(base, **{field: value}))
+        assert other != p and not (other == p), field
+    nan = dict(base, zipf_exponent=float("nan"))
+    assert moeval.Problem(**nan) == moeval.Problem(**nan)  # consistent with judge's check of a reference
+    assert moeval.Problem(**nan) != p
+    assert moeval.Problem(**dict(base, zipf_exponent=-0.0)) == moeval.Problem(**dict(base, zipf_exponent=0.0))
+    assert (p == 5) is False and (p != "gemm2") is True
+    # Mutable with value equality: unhashable, as Python's data model asks (a hash by value would
+    # change when a field is set while the Problem sits in a set or keys a dict).
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(p)

@@ -203,7 +203,7 @@ def test_compare_and_ratios_refuse_values_that_are_not_bits():
         moeval.compare(ref, ref.y.astype(np.float16), "bounded")
     with pytest.raises(TypeError, match=r"Reference.ratios: output must be 16-bit bit patterns .*float32"):
         ref.ratios(ref.y.astype(np.float32), "bounded")
-    with pytest.raises(TypeError, match=r"compare: output must be a CPU np.uint16 array of shape \[rows, cols\]; got shape \(2048,\)"):
+    with pytest.raises(ValueError, match=r"compare: output must be 2-D \[rows, cols\] = \[32, 64\]; got a 1-D array of shape \(2048,\)"):
         moeval.compare(ref, ref.y16.ravel(), "bounded")
     assert moeval.compare(ref, ref.y16, "bounded").passed
     assert moeval.compare(ref, np.asfortranarray(ref.y16), "exact").passed  # uint16 of any layout is read as is
@@ -214,10 +214,95 @@ def test_a_reference_of_another_case_is_refused():
     a, b = gemm2(seed=1), gemm2(seed=2)
     ref_a = moeval.reference(a)
     assert ref_a.problem.name == a.problem.name
-    with pytest.raises(ValueError, match=r"reference= was computed for .*-s1, not for this case \(.*-s2\)"):
+    with pytest.raises(ValueError, match=r"the reference passed as reference= was computed for .*-s1, not for this case \(.*-s2\)"):
         assert_moe_close(ref_a.y16, b, reference=ref_a)
     with pytest.raises(ValueError, match="reference= was computed for"):
         moeval.judge(b, ref_a.y16, reference=ref_a)
     # The tier only changes the comparison, so the reference of the same problem under the other tier is fine.
     exact = gemm2(seed=1, tier="exact")
     assert moeval.judge(exact, ref_a.y16, reference=ref_a).passed
+
+
+def test_a_nan_zipf_exponent_is_refused_before_any_case_is_built():
+    # A NaN here once built a case whose own reference judge() refused (problem_fields() dicts
+    # compared nan != nan, "reference= was computed for <the same name>"). validate() now refuses a
+    # non-finite exponent whatever the routing, and Problem equality treats NaN as equal to NaN
+    # (test_problems_are_equal_field_by_field_and_unhashable) should an unvalidated one be compared.
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="zipf_exponent = .* must be finite"):
+            gemm2(zipf_exponent=bad)
+
+
+def test_to_bits_reads_dtype_aliases_and_refuses_unknown_names():
+    # to_bits compared the name with the literal "fp16" ("the output is float16 but the case's
+    # dtype is float16"), and took uint16 bits with any name at all.
+    halves = np.array([[1.0, 0.5]], np.float16)
+    for alias in ("fp16", "f16", "float16", "half"):
+        np.testing.assert_array_equal(moeval.to_bits(halves, alias), halves.view(np.uint16))
+    values = np.array([[1.0, 0.1]])
+    np.testing.assert_array_equal(moeval.to_bits(values, "bfloat16"), moeval.encode(values, "bf16"))
+    with pytest.raises(TypeError, match="float16 but the case's dtype is bf16"):
+        moeval.to_bits(halves, "bfloat16")
+    for name, array in (("nonsense", np.zeros((1, 1), np.uint16)), ("x", halves), ("fp32", values)):
+        with pytest.raises(ValueError, match=rf"^to_bits: dtype '{name}' is not one of fp16, bf16"):
+            moeval.to_bits(array, name)
+    with pytest.raises(TypeError, match="to_bits: dtype must be a str, 'fp16' or 'bf16'; got NoneType"):
+        moeval.to_bits(halves, None)
+    # as_torch reads the same names (checked before torch is imported).
+    with pytest.raises(TypeError, match="uint16 array of fp16 bit patterns"):
+        moeval.as_torch(np.ones(4, np.float32), "half")
+
+
+class _FakeTensor:
+    """Just enough of a torch tensor for to_bits, so its torch path runs without torch."""
+
+    __module__ = "torch"  # what to_bits looks at to take the torch path
+
+    def __init__(self, dtype, bits):
+        self.dtype, self.bits = dtype, bits
+
+    def detach(self):
+        return self
+
+    contiguous = cpu = detach
+
+    def view(self, dtype):
+        return self
+
+    def numpy(self):
+        return self.bits.view(np.int16)
+
+
+def test_torch_outputs_accept_dtype_aliases(monkeypatch):
+    # _torch_bits looked the name up in {"fp16": ..., "bf16": ...}: an alias was a KeyError.
+    import sys
+    import types
+
+    torch = types.ModuleType("torch")
+    torch.float16, torch.bfloat16, torch.int16 = "torch.float16", "torch.bfloat16", "torch.int16"
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    bits = np.array([[0x3C00, 0x4000]], np.uint16)
+    np.testing.assert_array_equal(moeval.to_bits(_FakeTensor(torch.float16, bits), "half"), bits)
+    np.testing.assert_array_equal(moeval.to_bits(_FakeTensor(torch.bfloat16, bits), "bfloat16"), bits)
+    with pytest.raises(TypeError, match="the case's dtype is bf16"):
+        moeval.to_bits(_FakeTensor(torch.float16, bits), "bfloat16")
+
+
+def test_output_messages_name_the_function_called_and_the_fault():
+    # judge's 1-D uint16 output was "TypeError: compare: output must be a CPU np.uint16 array"
+    # (the array is uint16 and on the CPU; it is 1-D, and the caller called judge), and compare's
+    # and Reference.ratios' wrong shapes said "judge: the output is ...".
+    case = gemm2()
+    ref = moeval.reference(case)
+    flat = np.zeros(32 * 64, np.uint16)
+    calls = {"judge": lambda out: moeval.judge(case, out), "compare": lambda out: moeval.compare(ref, out, "bounded"),
+             "Reference.ratios": lambda out: ref.ratios(out, "bounded")}
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=rf"^{name}: output must be 2-D \[rows, cols\] = \[32, 64\]; "
+                                             r"got a 1-D array of shape \(2048,\)$"):
+            call(flat)
+        with pytest.raises(ValueError, match=rf"^{name}: the output is \[3, 3\] but the case's routed rows × N "
+                                             r"are \[32, 64\]$"):
+            call(np.zeros((3, 3), np.uint16))
+    with pytest.raises(ValueError, match=r"^judge: output must be 2-D .*; got a 3-D array of shape \(1, 32, 64\)$"):
+        moeval.judge(case, np.zeros((1, 32, 64), np.float32))  # values: to_bits keeps the shape
