@@ -2,16 +2,24 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <limits>
 
 #include "exit_codes.h"
 
 namespace moeval::cli {
 namespace {
 
+// An integer, or nullopt for text that is not one. Digits past long long's range read as its
+// limit of that sign, so that the range checks below name the field ("COUNT must be 1..100000")
+// instead of calling 0/9223372036854775808 "not INDEX/COUNT".
 std::optional<long long> integer(const std::string& text) {
   long long v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (end != text.data() + text.size()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    return text.starts_with('-') ? std::numeric_limits<long long>::min() : std::numeric_limits<long long>::max();
+  }
+  if (ec != std::errc()) return std::nullopt;
   return v;
 }
 

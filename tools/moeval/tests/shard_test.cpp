@@ -129,6 +129,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadShard{"IndexPastCount", "4/4", {}, "--shard: '4/4': INDEX must be 0..3 (shards count from 0)"},
         BadShard{"ZeroCount", "0/0", {}, "--shard: '0/0': COUNT must be 1..100000"},
         BadShard{"Negative", "-1/2", {}, "--shard: '-1/2': INDEX must be 0..1 (shards count from 0)"},
+        // Past long long's range: still the field's range, not "is not INDEX/COUNT".
+        BadShard{"HugeCount", "0/9223372036854775808", {}, "--shard: '0/9223372036854775808': COUNT must be 1..100000"},
+        BadShard{"HugeIndex", "99999999999999999999/4", {},
+                 "--shard: '99999999999999999999/4': INDEX must be 0..3 (shards count from 0)"},
         BadShard{"RankWithoutSize", "", {{"SLURM_PROCID", "1"}},
                  "SLURM_PROCID is set but SLURM_NTASKS is not; set both, or pass --shard INDEX/COUNT"},
         BadShard{"RankPastSize", "", {{"PMI_RANK", "2"}, {"PMI_SIZE", "2"}},
