@@ -21,6 +21,7 @@
 #include "moeval/bench/bench_shape.h"
 #include "moeval/bench/ceilings.h"
 #include "moeval/kernels/device_info.h"
+#include "moeval/kernels/marlin_moe.h"
 
 namespace moeval::cli {
 namespace {
@@ -65,6 +66,12 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   const std::vector<bench::BenchShape> shapes = bench::select_shapes(split_list(o.shapes));
   if (const std::string m = first_repeated(o.tokens, [](std::int64_t v) { return std::to_string(v); }); !m.empty()) {
     throw UsageError("--tokens " + m + " is listed twice; list each token count once");
+  }
+  // The kernel refuses this pair too, but only at the first launch, after the device work began.
+  if (o.marlin_warp_columns == 2 && o.marlin_warps_k > kernels::kMarlinColumnPairMaxWarps) {
+    throw UsageError("--marlin-warps-k " + std::to_string(o.marlin_warps_k) +
+                     " with --marlin-warp-columns 2: two tile columns per warp allow 1.." +
+                     std::to_string(kernels::kMarlinColumnPairMaxWarps) + " warps per thread block");
   }
   ReportFile report(o.json_path);
   const DevicePlan plan = plan_devices({o.device});
@@ -129,7 +136,7 @@ Runner add_bench_command(CLI::App& app) {
                   "Warps per thread block of the 8-row column kernel for the Marlin cells on 8-row items: 0 the "
                   "kernel's choice (default), or 1..20 (1..12 with two tile columns per warp) forced, which runs "
                   "those cells on the column kernel (A/Bs)")
-      ->check(integer_in(0, 20));
+      ->check(integer_in(0, kernels::kMarlinColumnMaxWarps));
   cmd->add_option("--marlin-split-last-round", options->marlin_split_last_round,
                   "1 (default): the Marlin cells on 32-row wgmma items split their last round's items in K pieces; "
                   "0 keeps them whole (A/Bs)")

@@ -283,7 +283,7 @@ const std::map<std::string, Trigger>& triggers() {
                            "bench-shapes-trailing-comma", "bench-compare-with-json",
                            "check-device-empty-element", "check-device-comma-only", "check-out-empty", "check-json-empty",
                            "check-repro-with-filter", "golden-update-dir-empty",
-                           "sweep-seeds-zero", "sweep-seeds-text", "bench-tokens-negative", "bench-tokens-zero", "bench-tokens-twice",
+                           "sweep-seeds-zero", "sweep-seeds-text", "bench-tokens-negative", "bench-tokens-zero", "bench-tokens-twice", "bench-warps-k-past-pairs",
                            "bench-repeats-zero", "bench-wgmma-warpgroups-four", "bench-block-size-unsupported", "bench-l2-flush-unknown", "bench-unknown-shape", "bench-device-negative", "check-device-negative",
                            "check-device-twice", "check-device-text", "check-require-gpu-cpu-only",
                            "golden-check-and-update", "golden-unknown-family", "golden-family-twice", "golden-unknown-case",
