@@ -3,6 +3,8 @@
 
 #include <nanobind/nanobind.h>
 
+#include <cstdio>
+#include <new>
 #include <string>
 
 namespace moeval::python {
@@ -17,6 +19,26 @@ namespace nb = nanobind;
 inline std::string nul_escaped(std::string text) {
   for (std::size_t i = text.find('\0'); i != std::string::npos; i = text.find('\0', i + 2)) text.replace(i, 1, "\\0");
   return text;
+}
+
+// Runs `build`; a std::bad_alloc becomes a MemoryError naming `who`, the problem and the size of
+// its weights and output, where nanobind's own said only "std::bad_alloc". validate() bounds each
+// array, not their sum, so a problem that passes can still need more memory than the machine has.
+template <class Problem, class F>
+auto naming_memory(const char* who, const Problem& problem, F&& build) -> decltype(build()) {
+  try {
+    return build();
+  } catch (const std::bad_alloc&) {
+    const auto shape = problem.gemm();
+    const double weights = double(problem.local_experts()) * double(shape.k) * double(problem.k_shards) * double(shape.n);
+    const double outputs = double(problem.tokens) * double(problem.topk) * double(shape.n);
+    char sizes[160];
+    std::snprintf(sizes, sizeof sizes, "its weights hold %.3g values, its output %.3g", weights, outputs);
+    const std::string message = std::string(who) + ": not enough host memory for " + problem.name() + " (" + sizes +
+                                "); try a smaller problem";
+    PyErr_SetString(PyExc_MemoryError, message.c_str());
+    throw nb::python_error();
+  }
 }
 
 void bind_problem(nb::module_& m);    // Problem, Contract, matrix()

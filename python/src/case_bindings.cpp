@@ -120,7 +120,8 @@ void bind_case(nb::module_& m) {
   m.def("dtype_name", [](const std::string& dtype) { return std::string(to_string(parse_dtype(nul_escaped(dtype)))); },
         nb::arg("dtype"), "The canonical name, 'fp16' or 'bf16', of a dtype name or alias; ValueError for others.");
 
-  m.def("build_case", &build_gemm_case, nb::arg("problem"),
+  m.def("build_case", [](const MoeProblem& p) { return naming_memory("build_case", p, [&] { return build_gemm_case(p); }); },
+        nb::arg("problem"),
         "Build the GEMM case a gemm1/gemm2 problem describes (deterministic from its seed).");
 }
 

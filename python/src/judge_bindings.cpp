@@ -123,7 +123,8 @@ void bind_judge(nb::module_& m) {
       .def("__repr__", [](const tolerance::Verdict& v) { return "<moeval.Verdict " + v.summary() + ">"; });
 
   m.def("reference", [](const GemmCase& c, const reference::NumericsContract& contract) {
-    return BoundReference{reference::reference_gemm(c, contract), c.problem};
+    return naming_memory("reference", c.problem,
+                         [&] { return BoundReference{reference::reference_gemm(c, contract), c.problem}; });
   }, nb::arg("case"), nb::arg("contract") = reference::NumericsContract{},
         "The CPU reference of a case under a numerics contract (default: ours).");
   const auto compare = [](const BoundReference& ref, const Output16& out, const std::string& tier,

@@ -251,3 +251,26 @@ def test_problems_are_equal_field_by_field_and_unhashable():
     # change when a field is set while the Problem sits in a set or keys a dict).
     with pytest.raises(TypeError, match="unhashable"):
         hash(p)
+
+
+def test_a_problem_too_large_for_this_machine_is_a_memory_error_naming_it():
+    # validate() bounds each array, not their sum: a problem that passes can need more memory than
+    # the machine has. nanobind's own MemoryError said only "std::bad_alloc". The child runs under
+    # a 3 GiB address-space limit, so the allocation fails the same way on every machine.
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+        import moeval
+        try:
+            moeval.build_case(moeval.Problem(kind="gemm1", experts=64, hidden=4096, inter=4096))
+        except MemoryError as e:
+            print(e)
+        """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("build_case: not enough host memory for gemm1-E64-"), run.stdout
+    assert "its weights hold 2.15e+09 values" in run.stdout and "try a smaller problem" in run.stdout, run.stdout
