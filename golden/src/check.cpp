@@ -23,7 +23,9 @@ std::vector<CaseRecord> regenerate(Family family, const CorpusSelection& s) {
 
 // The commit is shortened to 12 digits, keeping a "-dirty" mark (a short hash alone would hide it).
 std::string describe(const Provenance& p) {
-  const std::string commit = p.git_commit.substr(0, 12) + (has_uncommitted_changes(p) ? "-dirty" : "");
+  const bool dirty = has_uncommitted_changes(p);
+  const std::string hash = dirty ? p.git_commit.substr(0, p.git_commit.size() - std::string("-dirty").size()) : p.git_commit;
+  const std::string commit = hash.substr(0, 12) + (dirty ? "-dirty" : "");
   return "written by " + p.generator_version + " at commit " + commit + " on " + p.date;
 }
 
@@ -127,7 +129,8 @@ FamilyReport update_family(Family family, const std::filesystem::path& path, std
   if (!report.replaced_unreadable) report.differences = diff_cases(stored, next);
   if (readable && report.differences.empty()) {
     // Restamping needs every case regenerated here: one selected case says nothing of the others.
-    const bool now_clean = !has_uncommitted_changes(now) && now.git_commit != "unknown";
+    // Only a commit git gave now: the one CMake saw at configure time may be stale.
+    const bool now_clean = now.commit_verified && !has_uncommitted_changes(now);
     const bool restamp = s.case_name.empty() && report.stored_dirty && now_clean;
     if (!restamp) return report;
     report.restamped = true;

@@ -230,7 +230,24 @@ std::vector<std::string> H5Group::children(int h5o_type) const {
   if (!links.first_non_hard_name.empty()) {
     throw golden_error(file(), where(links.first_non_hard_name), links.first_non_hard_what + kOnlyHardLinks);
   }
+  for (const std::string& name : names) require_one_link(name);
   return names;
+}
+
+// A second hard link makes one object the data of two names (a case's codes that are another
+// case's): our writer gives every object exactly one.
+void H5Group::require_one_link(std::string_view name) const {
+  const std::string path = where(name);
+  const unsigned links = guarded(file(), path, [&] {
+    H5O_info_t info{};
+    node_->group.getObjinfo(std::string(name), info, H5O_INFO_BASIC);
+    return info.rc;
+  });
+  if (links != 1) {
+    throw golden_error(file(), path,
+                       "is one object under " + std::to_string(links) +
+                           " names (hard links) in this file; golden files give each object one name");
+  }
 }
 
 std::vector<std::string> H5Group::groups() const { return children(H5O_TYPE_GROUP); }
@@ -248,6 +265,7 @@ void H5Group::require_hard_link(std::string_view name) const {
     return non_hard_link(node_->group.getId(), child.c_str(), info);
   });
   if (!what.empty()) throw golden_error(file(), path, what + kOnlyHardLinks);
+  require_one_link(name);
 }
 
 void H5Group::write_array(std::string_view name, const Array& array) const {

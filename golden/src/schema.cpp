@@ -26,15 +26,20 @@ std::string git(const std::string& args) {
 // Asks git at generation time (the configure-time commit goes stale as soon as someone commits
 // without reconfiguring); falls back to the commit CMake saw, then to "unknown". "-dirty" says
 // that the code which decides the numbers (fixtures, reference, golden) had uncommitted changes.
-std::string source_commit() {
+struct SourceCommit {
+  std::string commit;
+  bool verified = false;  // from git now, its -dirty mark included
+};
+
+SourceCommit source_commit() {
   const std::string head = git("rev-parse HEAD");
   if (head.size() == 40) {
     const bool dirty =
         !git("status --porcelain --untracked-files=no -- fixtures reference golden/src golden/include").empty();
-    return dirty ? head + kDirtySuffix : head;
+    return {dirty ? head + kDirtySuffix : head, true};
   }
   const std::string configured = MOEVAL_CONFIGURE_COMMIT;
-  return configured.empty() ? "unknown" : configured;
+  return {configured.empty() ? "unknown" : configured, false};
 }
 
 std::string utc_now() {
@@ -52,7 +57,9 @@ bool has_uncommitted_changes(const Provenance& p) { return p.git_commit.ends_wit
 
 Provenance current_provenance() {
   Provenance p;
-  p.git_commit = source_commit();
+  const SourceCommit source = source_commit();
+  p.git_commit = source.commit;
+  p.commit_verified = source.verified;
   p.date = utc_now();
   return p;
 }

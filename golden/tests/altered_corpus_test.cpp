@@ -111,9 +111,10 @@ TEST(GoldenAlteredCorpus, UpdateOfAnUnreadableFileSaysWhyAndReplacesIt) {
 }
 
 // A file written from a tree with uncommitted changes records "<commit>-dirty". The check shows the
-// mark (a 12-digit hash alone hid it); a whole-file update from a known clean commit restamps the
-// file although no case changed; a dirty or unknown tree, or one selected case, leaves it alone.
-TEST(GoldenAlteredCorpus, ADirtyProvenanceIsShownAndRestampedOnlyFromAKnownCleanCommit) {
+// mark (a 12-digit hash alone hid it); a whole-file update from a commit git calls clean now
+// restamps the file although no case changed; a dirty or unknown tree, a commit from configure
+// time (git unavailable: maybe stale), or one selected case, leaves it alone.
+TEST(GoldenAlteredCorpus, ADirtyProvenanceIsShownAndRestampedOnlyFromACommitGitCallsClean) {
   ScratchDir dir("restamp");
   const auto copy = family_path(dir.path(), Family::layer);
   const GoldenReader committed(family_path(default_golden_dir(), Family::layer));
@@ -130,13 +131,20 @@ TEST(GoldenAlteredCorpus, ADirtyProvenanceIsShownAndRestampedOnlyFromAKnownClean
 
   Provenance still_dirty = current_provenance();
   still_dirty.git_commit = std::string(40, 'b') + "-dirty";
+  still_dirty.commit_verified = true;
   Provenance unknown = current_provenance();
   unknown.git_commit = "unknown";
+  unknown.commit_verified = false;
+  Provenance configured = current_provenance();  // CMake's commit, git unavailable now: maybe stale
+  configured.git_commit = std::string(40, 'd');
+  configured.commit_verified = false;
   Provenance clean = current_provenance();
   clean.git_commit = std::string(40, 'c');
+  clean.commit_verified = true;
   const std::string one_case = committed.case_names().front();
   for (const auto& [now, selection] : {std::pair{still_dirty, CorpusSelection{{Family::layer}, ""}},
                                        std::pair{unknown, CorpusSelection{{Family::layer}, ""}},
+                                       std::pair{configured, CorpusSelection{{Family::layer}, ""}},
                                        std::pair{clean, CorpusSelection{{Family::layer}, one_case}}}) {
     const auto kept = update_corpus(dir.path(), selection, now);
     ASSERT_EQ(kept.size(), 1u);

@@ -53,10 +53,10 @@ TEST(GoldenFileErrors, NonHdf5BytesAreCalledCorrupt) {
   expect_contains_and_record(message, "not an HDF5 file");
 }
 
-// Our writer makes only hard links. A soft link that points nowhere, one that aliases another
-// case's data, and an external link are each refused by name, whether met while listing a group or
-// when a dataset or group is opened by its name (the loaders do that).
-TEST(GoldenFileErrors, LinksThatAreNotHardAreRefusedByName) {
+// Our writer makes one hard link to each object. A soft link that points nowhere, one that aliases
+// another case's data, an external link, and a second hard link are each refused by name, whether
+// met while listing a group or when a dataset or group is opened by its name (the loaders do that).
+TEST(GoldenFileErrors, AnythingButOneHardLinkPerObjectIsRefusedByName) {
   struct Variant {
     const char* label;
     std::function<void(hid_t file)> make;
@@ -64,15 +64,21 @@ TEST(GoldenFileErrors, LinksThatAreNotHardAreRefusedByName) {
   };
   const std::vector<Variant> variants = {
       {"dangling", [](hid_t f) { H5Lcreate_soft("/nowhere", f, "/case-a/weights/extra", H5P_DEFAULT, H5P_DEFAULT); },
-       "/case-a/weights/extra: is a soft link to '/nowhere'"},
+       "/case-a/weights/extra: is a soft link to '/nowhere'; golden files hold only hard links"},
       {"alias",
        [](hid_t f) {
          H5Ldelete(f, "/case-b/weights/codes", H5P_DEFAULT);
          H5Lcreate_soft("/case-a/weights/codes", f, "/case-b/weights/codes", H5P_DEFAULT, H5P_DEFAULT);
        },
-       "/case-b/weights/codes: is a soft link to '/case-a/weights/codes'"},
+       "/case-b/weights/codes: is a soft link to '/case-a/weights/codes'; golden files hold only hard links"},
       {"external", [](hid_t f) { H5Lcreate_external("other.h5", "/case-a", f, "/case-c", H5P_DEFAULT, H5P_DEFAULT); },
-       "/case-c: is an external link (to another file)"},
+       "/case-c: is an external link (to another file); golden files hold only hard links"},
+      {"hard alias",
+       [](hid_t f) {
+         H5Ldelete(f, "/case-b/weights/codes", H5P_DEFAULT);
+         H5Lcreate_hard(f, "/case-a/weights/codes", f, "/case-b/weights/codes", H5P_DEFAULT, H5P_DEFAULT);
+       },
+       "/case-a/weights/codes: is one object under 2 names (hard links) in this file; golden files give each object one name"},
   };
   for (const Variant& v : variants) {
     SCOPED_TRACE(v.label);
@@ -88,7 +94,6 @@ TEST(GoldenFileErrors, LinksThatAreNotHardAreRefusedByName) {
     const std::string message = open_error(path);
     expect_contains_and_record(message, "l.h5");
     expect_contains_and_record(message, v.expected);
-    expect_contains_and_record(message, "golden files hold only hard links");
   }
   // Opened by name, not listed: read_array and group() check the link themselves.
   ScratchDir dir("links-by-name");

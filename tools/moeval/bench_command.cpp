@@ -67,7 +67,8 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   if (const std::string m = first_repeated(o.tokens, [](std::int64_t v) { return std::to_string(v); }); !m.empty()) {
     throw UsageError("--tokens " + m + " is listed twice; list each token count once");
   }
-  // The kernel refuses this pair too, but only at the first launch, after the device work began.
+  // Refused here, with the arguments: each cell otherwise dropped the forced warps on the cells it
+  // forced two columns on, without a word (and the kernel refuses the pair as an argument error).
   if (o.marlin_warp_columns == 2 && o.marlin_warps_k > kernels::kMarlinColumnPairMaxWarps) {
     throw UsageError("--marlin-warps-k " + std::to_string(o.marlin_warps_k) +
                      " with --marlin-warp-columns 2: two tile columns per warp allow 1.." +

@@ -8,6 +8,7 @@
 #include "build_info.h"
 #include "device_arch.h"
 #include "exit_codes.h"
+#include "validators.h"
 #include "moeval/testbed/devices.h"
 
 namespace moeval::cli {
@@ -31,14 +32,11 @@ std::string describe_no_device(const std::string& cuda_reason) {
 }
 
 void check_device_list(const std::vector<int>& requested) {
-  for (std::size_t i = 0; i < requested.size(); ++i) {
-    if (requested[i] < 0) {
-      throw UsageError("--device " + std::to_string(requested[i]) + ": a device index is 0 or more");
-    }
-    if (std::find(requested.begin(), requested.begin() + std::ptrdiff_t(i), requested[i]) !=
-        requested.begin() + std::ptrdiff_t(i)) {
-      throw UsageError("--device " + std::to_string(requested[i]) + " is listed twice");
-    }
+  for (const int d : requested) {
+    if (d < 0) throw UsageError("--device " + std::to_string(d) + ": a device index is 0 or more");
+  }
+  if (const std::string m = first_repeated(requested, [](int d) { return std::to_string(d); }); !m.empty()) {
+    throw UsageError("--device " + m + " is listed twice; list each device once");
   }
 }
 

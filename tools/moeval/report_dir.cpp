@@ -30,14 +30,17 @@ void ReportDir::check_writable(const std::filesystem::path& dir) {
   const auto refuse = [&](int err) {
     throw UsageError("cannot write the report directory '" + dir.string() + "': " + std::strerror(err));
   };
-  std::filesystem::path at = dir.empty() ? "." : dir;
   std::error_code ec;
+  // Absolute, so that "out" or "a/b" end their walk at the working directory, not at "out" or "a".
+  std::filesystem::path at = std::filesystem::absolute(dir.empty() ? "." : dir, ec).lexically_normal();
+  if (ec) refuse(ec.value());
   // The nearest part of the path that exists: create_directories would make the rest below it.
   while (!std::filesystem::exists(std::filesystem::symlink_status(at, ec)) && at.has_parent_path() &&
          at.parent_path() != at) {
     at = at.parent_path();
   }
-  if (!std::filesystem::exists(at, ec)) return;  // nothing of it exists, not even "/": leave it to create()
+  if (!std::filesystem::exists(std::filesystem::symlink_status(at, ec))) return;  // not even "/": create() says why
+  if (!std::filesystem::exists(at, ec)) refuse(EEXIST);  // a dangling symlink: create_directories' answer
   if (!std::filesystem::is_directory(at, ec)) refuse(ENOTDIR);
   if (::access(at.c_str(), W_OK | X_OK) != 0) refuse(errno);
 }

@@ -37,6 +37,11 @@ const char* kind_of(mode_t mode) {
 // blocking until it is refused), and /dev/zero or a runaway file grew one string until the
 // allocation failed gigabytes later.
 std::string read_text(const std::filesystem::path& path, bool first_line) {
+  // open() of a Unix socket fails with ENXIO ("No such device or address"): name it first.
+  struct stat before {};
+  if (::stat(path.c_str(), &before) == 0 && S_ISSOCK(before.st_mode)) {
+    throw std::runtime_error(std::string("is ") + kind_of(before.st_mode) + ", not a regular file");
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(errno);
   struct stat st {};

@@ -112,11 +112,23 @@ TEST_F(ReportTest, CheckWritableRefusesWhatCreateWouldAndCreatesNothing) {
   EXPECT_EQ(message_of(dir_ / "new" / "deeper"), "");
   EXPECT_FALSE(fs::exists(dir_ / "new"));  // judged, not created
   EXPECT_EQ(message_of(dir_), "");
+  // Relative paths walk up to the working directory ("file/below" stopped at "file" before).
+  const fs::path previous = fs::current_path();
+  fs::current_path(dir_);
+  EXPECT_EQ(message_of("file/below"), "cannot write the report directory 'file/below': Not a directory");
+  EXPECT_EQ(message_of("fresh"), "");
+  EXPECT_EQ(message_of("fresh/a/b"), "");
+  fs::create_symlink(dir_ / "nowhere", dir_ / "dangling");
+  EXPECT_EQ(message_of("dangling"), "cannot write the report directory 'dangling': File exists");
+  fs::current_path(previous);
   if (::geteuid() != 0) {  // root writes anywhere
     fs::create_directories(dir_ / "locked");
     fs::permissions(dir_ / "locked", fs::perms::owner_read | fs::perms::owner_exec);
     EXPECT_EQ(message_of(dir_ / "locked" / "run"),
               "cannot write the report directory '" + (dir_ / "locked" / "run").string() + "': Permission denied");
+    fs::current_path(dir_ / "locked");
+    EXPECT_EQ(message_of("run"), "cannot write the report directory 'run': Permission denied");
+    fs::current_path(previous);
     fs::permissions(dir_ / "locked", fs::perms::owner_all);
   }
 }

@@ -27,8 +27,8 @@ struct FamilyReport {
   std::string stored_provenance;        // "written by <generator> at commit <hash>[-dirty] on <date>"
   bool stored_dirty = false;            // the stored commit marks uncommitted changes
   bool rewritten = false;               // update only
-  // update only: the cases were identical, but the stored commit was -dirty and this tree's is a
-  // known clean one, so the file was rewritten to record a commit that reproduces it.
+  // update only: the cases were identical, but the stored commit was -dirty and this tree's is
+  // clean as git says now, so the file was rewritten to record a commit that reproduces it.
   bool restamped = false;
   int stale_temps_removed = 0;          // update only
   // update only: the file was there but could not be read (why); it is replaced whole, and
@@ -51,7 +51,7 @@ std::vector<FamilyReport> check_corpus(const std::filesystem::path& dir, const C
 // --update: rewrites each family file whose content would change (all of it, or only the selected
 // case, keeping the other stored cases); an unreadable file is replaced unless a single case was
 // selected. A whole-file update also rewrites an unchanged file whose stored commit is -dirty when
-// `now`'s commit is known and clean (restamped). The differences say what changed. Files are written with
+// `now`'s commit is clean and verified by git at run time (restamped). The differences say what changed. Files are written with
 // `now` as their provenance.
 std::vector<FamilyReport> update_corpus(const std::filesystem::path& dir, const CorpusSelection& selection,
                                         const Provenance& now);

@@ -30,7 +30,8 @@ class H5Group {
   H5Group group(std::string_view name) const;         // existing group; throws when absent
   H5Group create_group(std::string_view name) const;  // new group; throws when it exists
   // Names of child groups / datasets, sorted by name. These, group() and read_array() refuse a
-  // soft, external or user-defined link (our writer makes only hard links).
+  // soft, external or user-defined link, and an object with a second hard link (our writer makes
+  // one hard link to each object).
   std::vector<std::string> groups() const;
   std::vector<std::string> datasets() const;
 
@@ -55,6 +56,7 @@ class H5Group {
   std::string where(std::string_view child) const;
   std::vector<std::string> children(int h5o_type) const;  // an H5O_type_t; HDF5 stays out of this header
   void require_hard_link(std::string_view name) const;
+  void require_one_link(std::string_view name) const;
 
   std::shared_ptr<const Node> node_;
 };

@@ -33,6 +33,9 @@ struct Provenance {
   std::string git_commit;  // of the tree that generated the file ("unknown" outside a checkout)
   std::string date;        // UTC, ISO 8601
   std::string reference_backend = kReferenceBackend;
+  // Not stored: current_provenance() read git_commit and its -dirty mark from git at run time. A
+  // commit CMake saw at configure time may be stale and was never checked for changes.
+  bool commit_verified = false;
 };
 
 // Provenance for a file written now: this build's versions, the source tree's commit, today's date.
