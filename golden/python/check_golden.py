@@ -5,8 +5,9 @@ For every family file: the root provenance attributes and schema version, then e
 full: every dataset is readable, 16-bit floats carry a `dtype` attribute and decode to
 finite numbers, codes lie in the range of the weight type, the routing and the inputs and outputs
 have the shapes the case's kind gives them (and a GEMM case's row divisor and routing-weight flag
-fit its kind), every link is a hard link, and the stored 16-bit outputs are the round-to-nearest-even of the stored fp64
-outputs (checked here with numpy, not with our C++).
+fit its kind), every object is a group or dataset under one hard link, and the stored 16-bit
+outputs are the round-to-nearest-even of the stored fp64 outputs (checked here with numpy, not
+with our C++).
 
 Exit status 0 when everything holds, 1 otherwise. A missing h5py is a failure, not a skip: CI
 installs it (ci/install-deps.sh).
@@ -80,23 +81,32 @@ def check_outputs(group, prefix, dtype, where):
 
 
 def hard_links(group, where):
-    """Every link under `group` is a hard link (our writer makes no other kind); returns the
-    datasets by path. h5py's visititems passes over a soft link that points nowhere, and follows
-    one that aliases another case's data, so the links are walked here one by one."""
+    """Every object under `group` is a group or a dataset under one hard link (our writer makes no
+    other kind, and names each object once); returns the datasets by path. h5py's visititems
+    passes over a soft link that points nowhere and follows one that aliases another case's data,
+    so the links are walked here one by one."""
     datasets = {}
     pending = [("", group)]
     while pending:
         prefix, g = pending.pop()
         for key in g:
             path = prefix + key
-            link = g.get(key, getlink=True)
+            try:
+                link = g.get(key, getlink=True)
+            except TypeError as e:  # h5py: "Unknown link type" (a user-defined link)
+                raise CheckError(f"{where}: {path} is a link of a kind h5py does not know ({e}); "
+                                 "golden files hold only hard links") from None
             if isinstance(link, h5py.SoftLink):
                 raise CheckError(f"{where}: {path} is a soft link to {link.path!r}; golden files hold only hard links")
             require(isinstance(link, h5py.HardLink), f"{where}: {path} is an external link; golden files hold only hard links")
             obj = g[key]
+            names = h5py.h5o.get_info(obj.id).rc
+            require(names == 1, f"{where}: {path} is one object under {names} names (hard links); "
+                                "golden files give each object one name")
             if isinstance(obj, h5py.Group):
                 pending.append((path + "/", obj))
             else:
+                require(isinstance(obj, h5py.Dataset), f"{where}: {path} is a {type(obj).__name__}, not a group or a dataset")
                 datasets[path] = obj
     return datasets
 
@@ -182,7 +192,8 @@ def check_file(path, family):
         require(names, f"{path}: no cases")
         for name in names:
             link = f.get(name, getlink=True)
-            require(isinstance(link, h5py.HardLink), f"{path}:{name} is a {type(link).__name__}; golden files hold only hard links")
+            require(isinstance(link, h5py.HardLink), f"{path}:{name}: is a {type(link).__name__}, not a hard link; "
+                                                     "golden files hold only hard links")
         count = outputs = 0
         layouts = set()
         for name in names:  # every case: the whole corpus reads in well under a second
@@ -190,7 +201,8 @@ def check_file(path, family):
             count, outputs = count + c, outputs + o
             layouts.update(lay)
         commit = text(f.attrs["git_commit"])
-        commit = commit[:12] + ("-dirty" if commit.endswith("-dirty") else "")  # a short hash alone hides the mark
+        dirty = commit.endswith("-dirty")  # a short hash alone would hide the mark
+        commit = commit.removesuffix("-dirty")[:12] + ("-dirty" if dirty else "")
         print(f"  {path.name}: {len(names)} cases, commit {commit}, "
               f"{text(f.attrs['date'])}: {count} datasets read, {outputs} outputs re-rounded, "
               f"layouts {sorted(layouts) or 'none'}")

@@ -2,7 +2,8 @@
 """check_golden.py must fail, naming the case and the rule, on copies of the corpus that each break
 one rule it claims to check: a GEMM1 case's row divisor, a GEMM2 case's routing-weight flag,
 float64 routing weights, an output one row short, a stored 16-bit output one ulp off its fp64
-value, a soft link that points nowhere, a dataset that is a soft link to another case's. (The real corpus passing proves little unless a broken one fails.)
+value, a soft link that points nowhere, a dataset that is a soft link to another case's, a second hard
+link to another case's dataset. (The real corpus passing proves little unless a broken one fails.)
 
 Usage: check_golden_refuses.py --dir <the corpus>; exit 0 when every broken copy was refused.
 """
@@ -78,13 +79,20 @@ def break_aliased_output(f):
     return name, f"weights/codes is a soft link to '/{other}/weights/codes'"
 
 
+def break_hard_alias(f):
+    name, other = sorted(n for n in f.keys() if n.startswith("gemm"))[:2]
+    del f[name]["weights/codes"]
+    f[name]["weights/codes"] = f[other]["weights/codes"]  # a second hard link to the other's codes
+    return name, "weights/codes is one object under 2 names"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=pathlib.Path, required=True)
     args = parser.parse_args()
     failures = 0
     for breaker in (break_divisor, break_weight_flag, break_weight_type, break_output_rows, break_rounding,
-                    break_dangling_link, break_aliased_output):
+                    break_dangling_link, break_aliased_output, break_hard_alias):
         with tempfile.TemporaryDirectory(prefix="moeval-golden-refuses-") as tmp:
             for f in args.dir.glob("*.h5"):
                 shutil.copy(f, tmp)
