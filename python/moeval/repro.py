@@ -93,13 +93,14 @@ def _stored(data: Any, key: str, path: str) -> Tuple[tuple, np.dtype]:
     with _reading(path, key), data.zip.open(key + ".npy") as f:
         try:
             version = np.lib.format.read_magic(f)
-            if version == (1, 0):
-                shape, _, dtype = np.lib.format.read_array_header_1_0(f)
-            elif version == (2, 0):
-                shape, _, dtype = np.lib.format.read_array_header_2_0(f)
-            else:  # 3.0 is for field names beyond latin-1, which no array of a repro file has
+            # Only 1.0, whose header length is 16 bits (at most 64 KiB). 2.0's is 32 bits, and numpy
+            # reads and decodes a header of up to 4 GiB before any limit of its own: a forged one of
+            # 1 GiB in a 1 MB file took 2 GB. save() writes 1.0 (2.0 only for headers past 64 KiB,
+            # which no array of a repro file has; 3.0 is for field names beyond latin-1).
+            if version != (1, 0):
                 raise ValueError(f"a .npy array of format version {version[0]}.{version[1]}; "
-                                 "moeval.repro.save writes 1.0 or 2.0")
+                                 "moeval.repro.save writes 1.0")
+            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
         # numpy's own words name neither the file nor the member; a header that is not a Python
         # literal can fail in numpy's fallback parser with tokenize's error instead of ValueError.
         except (ValueError, SyntaxError, tokenize.TokenError) as e:
@@ -134,6 +135,9 @@ def load(path: str) -> Tuple[moeval.Case, np.ndarray, moeval.Contract]:
     wrote for this moeval (an empty, damaged or other file, an unknown member, an array of
     another shape), OSError where the file cannot be opened, and MemoryError where its problem
     is too large to build here."""
+    # np.load of a FIFO without a writer blocks for ever, and a device can stream without end.
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        raise ValueError(f"{path}: is not a regular file (a FIFO, a device or a socket); a repro file is an .npz archive")
     try:
         archive = np.load(path, allow_pickle=False)
     except ValueError as e:  # neither .npz nor .npy (numpy then tries pickle, which is refused)
@@ -230,9 +234,11 @@ def main(argv=None) -> int:
     return 2 if unreadable else 1 if failed else 0
 
 
-# What reading a file can raise: load() words most of them as a ValueError naming the file; the
-# others are kept should a numpy or zipfile version raise them where load() does not expect it.
-_UNREADABLE = (OSError, ValueError, TypeError, KeyError, EOFError, MemoryError, zipfile.BadZipFile, zlib.error)
+# What load() raises for a file it cannot read: a ValueError naming the file (its words for every
+# damaged, empty, foreign or oversized content), an OSError where the file cannot be opened, a
+# MemoryError where its problem is too large to build here. Nothing else: a TypeError or KeyError
+# from judge or replay is a bug of moeval's and keeps its traceback.
+_UNREADABLE = (OSError, ValueError, MemoryError)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,17 @@ kernels::MoeBlocks blocks_of(const DeviceTensor& sorted_token_ids, const DeviceT
           block_size, num_slots};
 }
 
-kernels::ActDType act_of(const std::string& dtype) { return testbed::to_kernel_dtype(parse_dtype(dtype)); }
+kernels::ActDType act_of(const std::string& dtype) { return testbed::to_kernel_dtype(parse_dtype(nul_escaped(dtype))); }
+
+// Our registered kernel of that name; an unknown name is a ValueError naming ours.
+std::shared_ptr<const testbed::GemmKernelUnderTest> builtin_kernel(const std::string& kernel_name) {
+  testbed::register_builtin_kernels();
+  const auto kernel = testbed::KernelRegistry::instance().find(kernel_name);
+  if (!kernel) {
+    throw std::invalid_argument("kernel '" + nul_escaped(kernel_name) + "' is not registered; ours: wna16_moe, marlin_moe");
+  }
+  return kernel;
+}
 
 // Every entry point that takes a device index asks here first. Without it a machine without the
 // driver answered "cudaErrorInsufficientDriver (CUDA driver version is insufficient ...)", which
@@ -80,10 +90,10 @@ void bind_cuda(nb::module_& m) {
         std::size_t n = 1;
         for (std::size_t d : shape) n *= d;
         const nb::dlpack::dtype dt = dtype == "int32" ? int32_dtype() : dtype == "uint8" ? uint8_dtype()
-                                     : dtype == "float32" ? float32_dtype() : float16_dtype(parse_dtype(dtype));
+                                     : dtype == "float32" ? float32_dtype() : float16_dtype(parse_dtype(nul_escaped(dtype)));
         if (n * dt.bits / 8 != b.bytes()) {
           throw std::invalid_argument("GuardedBuffer.tensor: shape holds " + std::to_string(n * dt.bits / 8) +
-                                      " bytes of " + dtype + " but the buffer '" + b.name() + "' holds " + std::to_string(b.bytes()));
+                                      " bytes of " + nul_escaped(dtype) + " but the buffer '" + b.name() + "' holds " + std::to_string(b.bytes()));
         }
         // The buffer's Python object owns the view: a tensor kept after `del buffer` must not point
         // at freed device memory (it did before 2026-12-05).
@@ -108,30 +118,26 @@ void bind_cuda(nb::module_& m) {
       .def("summary", &testbed::CaseResult::summary);
 
   m.def("run_builtin", [](const std::string& kernel_name, const MoeProblem& problem, int device) -> nb::object {
-    testbed::register_builtin_kernels();
-    const auto kernel = testbed::KernelRegistry::instance().find(kernel_name);
-    if (!kernel) throw std::invalid_argument("kernel '" + kernel_name + "' is not registered; ours: wna16_moe, marlin_moe");
-    const GemmCase c = build_gemm_case(problem);
-    if (const std::string why = kernel->unsupported_reason(c); !why.empty()) return nb::cast("unsupported: " + why);
     require_device("run_builtin", device);
+    const auto kernel = builtin_kernel(kernel_name);
+    const GemmCase c = naming_memory("run_builtin", problem, [&] { return build_gemm_case(problem); });
+    if (const std::string why = kernel->unsupported_reason(c); !why.empty()) return nb::cast("unsupported: " + why);
     return nb::cast(testbed::run_gemm_case(*kernel, c, device));
   }, nb::arg("kernel"), nb::arg("problem"), nb::arg("device"),
      "Our kernel through the C++ testbed: a CaseResult, or the reason it does not support the case");
 
   m.def("builtin_unsupported_reason", [](const std::string& kernel_name, const MoeProblem& problem) {
-    testbed::register_builtin_kernels();
-    const auto kernel = testbed::KernelRegistry::instance().find(kernel_name);
-    if (!kernel) throw std::invalid_argument("kernel '" + kernel_name + "' is not registered; ours: wna16_moe, marlin_moe");
-    return kernel->unsupported_reason(build_gemm_case(problem));
+    const auto kernel = builtin_kernel(kernel_name);
+    return kernel->unsupported_reason(naming_memory("builtin_unsupported_reason", problem, [&] { return build_gemm_case(problem); }));
   }, nb::arg("kernel"), nb::arg("problem"), "Why our kernel declines a problem ('' when it runs it)");
 
   m.def("run_python", [](nb::object fn, const MoeProblem& problem, int device, const std::string& layout,
                          const reference::NumericsContract& contract, int block_size, const std::string& name,
                          nb::object supports) -> nb::object {
-    const auto kernel = make_python_kernel({fn, supports, name, layout, contract, block_size});
-    const GemmCase c = build_gemm_case(problem);
-    if (const std::string why = kernel->unsupported_reason(c); !why.empty()) return nb::cast("unsupported: " + why);
     require_device("run_python", device);
+    const auto kernel = make_python_kernel({fn, supports, name, nul_escaped(layout), contract, block_size});
+    const GemmCase c = naming_memory("run_python", problem, [&] { return build_gemm_case(problem); });
+    if (const std::string why = kernel->unsupported_reason(c); !why.empty()) return nb::cast("unsupported: " + why);
     return nb::cast(testbed::run_gemm_case(*kernel, c, device));
   }, nb::arg("fn"), nb::arg("problem"), nb::arg("device"), nb::arg("layout"), nb::arg("contract"), nb::arg("block_size"),
      nb::arg("name"), nb::arg("supports").none(),
@@ -195,7 +201,7 @@ void bind_cuda(nb::module_& m) {
     args.weights.g_idx = ptr<std::int32_t>(g_idx);
     args.weights.perm = ptr<std::int32_t>(perm);
     args.weights.num_experts = num_experts;
-    args.weights.type = testbed::to_marlin_weight_type(parse_weight_type(weight_type));
+    args.weights.type = testbed::to_marlin_weight_type(parse_weight_type(nul_escaped(weight_type)));
     args.weights.group_size = group_size;
     args.weights.num_groups = num_groups;
     args.weights.act_order = act_order;

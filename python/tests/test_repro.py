@@ -115,7 +115,7 @@ def test_main_names_each_unreadable_file_and_judges_the_others(tmp_path, capsys,
     assert f"{not_text}: ERROR: its 'problem' is an array of shape (4,)" in err
     assert f"{huge}: ERROR: MemoryError: its problem gemm2-E8-M1048576-" in err and "too large to build here" in err
     if "/dev/null" in paths:
-        assert "/dev/null: ERROR: is empty" in err
+        assert "/dev/null: ERROR: is not a regular file" in err  # a character device
     assert err.count("ERROR:") == len(paths)
     assert f"{good}: PASS" in out  # still judged after every bad one
 
@@ -155,6 +155,29 @@ def test_load_checks_stored_shapes_before_reading_the_data(tmp_path):
     with pytest.raises(ValueError, match=r"its 'contract' is an array of shape \(\) and dtype <U100000000; "
                                          r"a repro file holds a str of at most 4194304 characters there"):
         repro.load(text)
+
+
+def test_load_refuses_a_format_2_header_before_numpy_reads_it(tmp_path):
+    # A 2.0 header's length is 32 bits, and numpy reads and decodes all of it before its own size
+    # limit: a header claiming 1 GiB in a 1 MB file took 2 GB. Here a 2.0 magic with a length of
+    # 2^31 and no header at all: reading it would fail with numpy's EOF error, not this message.
+    case = gemm2()
+    good = repro.save(str(tmp_path), case, moeval.reference(case).y16, moeval.Contract())
+    forged = np.lib.format.magic(2, 0) + (1 << 31).to_bytes(4, "little")
+    path = rewritten(good, tmp_path / "v2.npz", {"output": forged})
+    with pytest.raises(ValueError, match=rf"^{path}: its 'output' is not a readable .npy array: a .npy array of "
+                                         r"format version 2.0; moeval.repro.save writes 1.0$"):
+        repro.load(path)
+
+
+def test_load_refuses_what_is_not_a_regular_file(tmp_path):
+    # np.load of a FIFO without a writer blocked for ever; the command's other files still ran.
+    fifo = tmp_path / "fifo.npz"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=rf"^{fifo}: is not a regular file \(a FIFO, a device or a socket\)"):
+        repro.load(str(fifo))
+    with pytest.raises(ValueError, match="^/dev/zero: is not a regular file"):
+        repro.load("/dev/zero")
 
 
 def test_load_names_the_file_for_malformed_content(tmp_path):
