@@ -497,6 +497,10 @@ const std::map<std::string, Trigger>& triggers() {
     lib("problem-empty-experts", [](const Env&) {
       return problem_message([](MoeProblem& p) { p.routing = {RoutingKind::empty_experts, true, 1.2, 7}; });
     });
+    lib("problem-k-shards-too-many", [](const Env&) { return problem_message([](MoeProblem& p) { p.k_shards = 2048; }); });
+    lib("problem-zipf-exponent-nan", [](const Env&) {
+      return problem_message([](MoeProblem& p) { p.routing.zipf_exponent = std::nan(""); });
+    });
     // Kernels' host wrappers (argument checks before any CUDA call).
     lib("kernel-bits", [](const Env&) { return wna16_message([](auto& a) { a.weights.bits = 3; }); });
     lib("kernel-k-not-multiple-of-tile", [](const Env&) { return wna16_message([](auto& a) { a.shape.k = 48; }); });
