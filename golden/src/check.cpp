@@ -24,8 +24,8 @@ std::vector<CaseRecord> regenerate(Family family, const CorpusSelection& s) {
 // The commit is shortened to 12 digits, keeping a "-dirty" mark (a short hash alone would hide it).
 std::string describe(const Provenance& p) {
   const bool dirty = has_uncommitted_changes(p);
-  const std::string hash = dirty ? p.git_commit.substr(0, p.git_commit.size() - std::string("-dirty").size()) : p.git_commit;
-  const std::string commit = hash.substr(0, 12) + (dirty ? "-dirty" : "");
+  const std::string hash = dirty ? p.git_commit.substr(0, p.git_commit.size() - kDirtySuffix.size()) : p.git_commit;
+  const std::string commit = hash.substr(0, 12) + std::string(dirty ? kDirtySuffix : "");
   return "written by " + p.generator_version + " at commit " + commit + " on " + p.date;
 }
 

@@ -8,8 +8,6 @@
 namespace moeval::golden {
 namespace {
 
-constexpr const char* kDirtySuffix = "-dirty";
-
 // Output of a git command in the source tree; empty when git or the checkout is missing.
 std::string git(const std::string& args) {
   const std::string command = std::string("git -C '") + MOEVAL_SOURCE_DIR + "' " + args + " 2>/dev/null";
@@ -36,7 +34,7 @@ SourceCommit source_commit() {
   if (head.size() == 40) {
     const bool dirty =
         !git("status --porcelain --untracked-files=no -- fixtures reference golden/src golden/include").empty();
-    return {dirty ? head + kDirtySuffix : head, true};
+    return {dirty ? head + std::string(kDirtySuffix) : head, true};
   }
   const std::string configured = MOEVAL_CONFIGURE_COMMIT;
   return {configured.empty() ? "unknown" : configured, false};

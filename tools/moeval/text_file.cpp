@@ -24,12 +24,12 @@ void sync_directory(const std::filesystem::path& dir) {
   ::close(fd);
 }
 
-const char* kind_of(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
+// "is a FIFO, not a regular file", and so on for each kind the reader refuses.
+[[noreturn]] void refuse_kind(mode_t mode) {
+  const char* kind = S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device"
+                     : S_ISSOCK(mode)                           ? "a socket"
+                                                                : "of another kind";
+  throw std::runtime_error(std::string("is ") + kind + ", not a regular file");
 }
 
 // The file's bytes, or those of its first line (without the newline). Only regular files, and not
@@ -39,9 +39,7 @@ const char* kind_of(mode_t mode) {
 std::string read_text(const std::filesystem::path& path, bool first_line) {
   // open() of a Unix socket fails with ENXIO ("No such device or address"): name it first.
   struct stat before {};
-  if (::stat(path.c_str(), &before) == 0 && S_ISSOCK(before.st_mode)) {
-    throw std::runtime_error(std::string("is ") + kind_of(before.st_mode) + ", not a regular file");
-  }
+  if (::stat(path.c_str(), &before) == 0 && S_ISSOCK(before.st_mode)) refuse_kind(before.st_mode);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(errno);
   struct stat st {};
@@ -51,7 +49,7 @@ std::string read_text(const std::filesystem::path& path, bool first_line) {
     ::close(fd);
     if (stat_failed) fail(err);
     if (S_ISDIR(st.st_mode)) fail(EISDIR);
-    throw std::runtime_error(std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
+    refuse_kind(st.st_mode);
   }
   if (!first_line && std::uint64_t(st.st_size) > kMaxTextFileBytes) {
     ::close(fd);

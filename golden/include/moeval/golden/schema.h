@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace moeval::golden {
 
@@ -41,7 +42,10 @@ struct Provenance {
 // Provenance for a file written now: this build's versions, the source tree's commit, today's date.
 Provenance current_provenance();
 
-// The commit ends in "-dirty": fixtures/, reference/ or golden/ had uncommitted changes when the
+// The mark a commit carries when the tree that wrote the file had uncommitted changes.
+inline constexpr std::string_view kDirtySuffix = "-dirty";
+
+// The commit ends in kDirtySuffix: fixtures/, reference/ or golden/ had uncommitted changes when the
 // file was written, so no commit reproduces it for certain.
 bool has_uncommitted_changes(const Provenance& p);
 
