@@ -142,6 +142,10 @@ int run_matrix(const MatrixRunOptions& options, const std::string& command) {
       ReportDir::create(out_dir);
     }
   }
+  // A --repro-dir that cannot be written would lose the first failing case's file, after the run
+  // that found it; the default ("moeval-repro" in the working directory) is only made when a case
+  // fails, so a run from a read-only directory that fails nothing still runs.
+  if (options.repro_dir_given) ReportDir::check_writable(options.repro_dir, "the reproduce-file directory");
   ReportFile json_report(options.json_path);  // an unwritable report path fails now, not after the run
   const DevicePlan plan = options.cpu_only ? DevicePlan{} : plan_devices(options.devices);
   if (options.sweep) {
@@ -296,7 +300,8 @@ MatrixOptionHandles add_matrix_options(CLI::App& cmd, MatrixRunOptions& options)
                           "Also write the results as JSON to this file (rewritten as results arrive)")
                ->check(not_empty("a file"));
   h.repro_dir = cmd.add_option("--repro-dir", options.repro_dir, "Where failing cases are written (default: moeval-repro)")
-                    ->check(not_empty("a directory"));
+                    ->check(not_empty("a directory"))
+                    ->each([&options](const std::string&) { options.repro_dir_given = true; });
   return h;
 }
 

@@ -19,6 +19,7 @@ struct MatrixRunOptions {
   bool sweep = false;
   std::vector<int> devices;       // empty = every visible device
   std::string repro_dir = "moeval-repro";  // where failing cases are written
+  bool repro_dir_given = false;            // --repro-dir was on the command line: checked before the run
   std::string json_path;
   std::string out_dir;
   std::string matrix = "standard";

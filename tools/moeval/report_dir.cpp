@@ -26,9 +26,9 @@ void ReportDir::create(const std::filesystem::path& dir) {
   }
 }
 
-void ReportDir::check_writable(const std::filesystem::path& dir) {
+void ReportDir::check_writable(const std::filesystem::path& dir, const std::string& what) {
   const auto refuse = [&](int err) {
-    throw UsageError("cannot write the report directory '" + dir.string() + "': " + std::strerror(err));
+    throw UsageError("cannot write " + what + " '" + dir.string() + "': " + std::strerror(err));
   };
   std::error_code ec;
   // Absolute, so that "out" or "a/b" end their walk at the working directory, not at "out" or "a".

@@ -294,7 +294,7 @@ const std::map<std::string, Trigger>& triggers() {
     // Selection, shards and report directories.
     for (const char* id : {"check-matrix-unknown", "check-filter-unknown-key", "check-filter-unknown-value",
                            "check-filter-selects-nothing", "check-shard-out-of-range", "check-out-not-a-directory",
-                           "sweep-out-not-a-directory",
+                           "check-repro-dir-not-a-directory", "sweep-out-not-a-directory",
                            "report-merge-not-a-report", "report-merge-input-is-a-file", "show-not-hdf5", "bench-compare-not-json", "bench-compare-not-regular-file",
                            "check-json-is-report-file",
                            "check-golden-dir-missing"}) {
