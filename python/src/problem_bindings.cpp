@@ -11,6 +11,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "python_int.h"
 #include "moeval/fixtures/problem.h"
 #include "moeval/reference/numerics_contract.h"
 #include "moeval/testbed/matrices.h"
@@ -30,6 +31,13 @@ Enum parse_name(const std::string& what, const std::string& text, const Enum (&v
 
 // Value equality of problems: MoeProblem's own (every field), with a NaN zipf_exponent taken as
 // equal to a NaN one, so that a Problem equals itself even before validate() refuses the NaN.
+// The integer fields: any Python int, one out of the field's C++ range a ValueError naming it.
+using I64 = PythonInt<std::int64_t>;
+template <class T>
+T field(const char* name, const PythonInt<T>& v) {
+  return checked("Problem", name, v);
+}
+
 bool same_problem(MoeProblem a, MoeProblem b) {
   if (std::isnan(a.routing.zipf_exponent) && std::isnan(b.routing.zipf_exponent)) {
     a.routing.zipf_exponent = b.routing.zipf_exponent = 0.0;
@@ -51,26 +59,27 @@ void bind_problem(nb::module_& m) {
                          "routing, expert-parallel map, tier and seed. Cases are built from it deterministically.")
       .def(
           "__init__",
-          [](MoeProblem* self, const std::string& kind, std::int64_t experts, std::int64_t tokens, std::int64_t topk,
-             std::int64_t hidden, std::int64_t inter, const std::string& weight_type, int group_size, bool act_order,
-             bool is_k_full, const std::string& dtype, const std::string& routing, bool renormalize,
-             double zipf_exponent, std::int64_t empty_experts, std::vector<std::int32_t> expert_map,
-             const std::string& tier, std::uint64_t seed, std::int64_t k_shards, std::int64_t k_shard_rank) {
+          [](MoeProblem* self, const std::string& kind, I64 experts, I64 tokens, I64 topk, I64 hidden, I64 inter,
+             const std::string& weight_type, PythonInt<int> group_size, bool act_order, bool is_k_full,
+             const std::string& dtype, const std::string& routing, bool renormalize, double zipf_exponent,
+             I64 empty_experts, std::vector<std::int32_t> expert_map, const std::string& tier,
+             PythonInt<std::uint64_t> seed, I64 k_shards, I64 k_shard_rank) {
             MoeProblem p;
             p.kind = parse_name("kind", kind, kKinds);
-            p.experts = experts;
-            p.tokens = tokens;
-            p.topk = topk;
-            p.hidden = hidden;
-            p.inter = inter;
-            p.scheme = {parse_weight_type(nul_escaped(weight_type)), group_size, act_order, is_k_full,
+            p.experts = field("experts", experts);
+            p.tokens = field("tokens", tokens);
+            p.topk = field("topk", topk);
+            p.hidden = field("hidden", hidden);
+            p.inter = field("inter", inter);
+            p.scheme = {parse_weight_type(nul_escaped(weight_type)), field("group_size", group_size), act_order, is_k_full,
                         parse_dtype(nul_escaped(dtype))};
-            p.routing = {parse_name("routing", routing, kRoutings), renormalize, zipf_exponent, empty_experts};
+            p.routing = {parse_name("routing", routing, kRoutings), renormalize, zipf_exponent,
+                         field("empty_experts", empty_experts)};
             p.expert_map = std::move(expert_map);
             p.tier = parse_name("tier", tier, kTiers);
-            p.seed = seed;
-            p.k_shards = k_shards;
-            p.k_shard_rank = k_shard_rank;
+            p.seed = field("seed", seed);
+            p.k_shards = field("k_shards", k_shards);
+            p.k_shard_rank = field("k_shard_rank", k_shard_rank);
             new (self) MoeProblem(std::move(p));
           },
           nb::kw_only(), nb::arg("kind") = std::string(to_string(d.kind)), nb::arg("experts") = d.experts,
@@ -84,15 +93,20 @@ void bind_problem(nb::module_& m) {
           nb::arg("seed") = d.seed, nb::arg("k_shards") = d.k_shards, nb::arg("k_shard_rank") = d.k_shard_rank)
       .def_prop_rw("kind", [](const MoeProblem& p) { return std::string(to_string(p.kind)); },
                    [](MoeProblem& p, const std::string& v) { p.kind = parse_name("kind", v, kKinds); })
-      .def_rw("experts", &MoeProblem::experts)
-      .def_rw("tokens", &MoeProblem::tokens)
-      .def_rw("topk", &MoeProblem::topk)
-      .def_rw("hidden", &MoeProblem::hidden)
-      .def_rw("inter", &MoeProblem::inter)
+      .def_prop_rw("experts", [](const MoeProblem& p) { return p.experts; },
+                   [](MoeProblem& p, I64 v) { p.experts = field("experts", v); })
+      .def_prop_rw("tokens", [](const MoeProblem& p) { return p.tokens; },
+                   [](MoeProblem& p, I64 v) { p.tokens = field("tokens", v); })
+      .def_prop_rw("topk", [](const MoeProblem& p) { return p.topk; },
+                   [](MoeProblem& p, I64 v) { p.topk = field("topk", v); })
+      .def_prop_rw("hidden", [](const MoeProblem& p) { return p.hidden; },
+                   [](MoeProblem& p, I64 v) { p.hidden = field("hidden", v); })
+      .def_prop_rw("inter", [](const MoeProblem& p) { return p.inter; },
+                   [](MoeProblem& p, I64 v) { p.inter = field("inter", v); })
       .def_prop_rw("weight_type", [](const MoeProblem& p) { return std::string(to_string(p.scheme.type)); },
                    [](MoeProblem& p, const std::string& v) { p.scheme.type = parse_weight_type(nul_escaped(v)); })
       .def_prop_rw("group_size", [](const MoeProblem& p) { return p.scheme.group_size; },
-                   [](MoeProblem& p, int v) { p.scheme.group_size = v; })
+                   [](MoeProblem& p, PythonInt<int> v) { p.scheme.group_size = field("group_size", v); })
       .def_prop_rw("act_order", [](const MoeProblem& p) { return p.scheme.act_order; },
                    [](MoeProblem& p, bool v) { p.scheme.act_order = v; })
       .def_prop_rw("is_k_full", [](const MoeProblem& p) { return p.scheme.is_k_full; },
@@ -106,13 +120,16 @@ void bind_problem(nb::module_& m) {
       .def_prop_rw("zipf_exponent", [](const MoeProblem& p) { return p.routing.zipf_exponent; },
                    [](MoeProblem& p, double v) { p.routing.zipf_exponent = v; })
       .def_prop_rw("empty_experts", [](const MoeProblem& p) { return p.routing.empty_experts; },
-                   [](MoeProblem& p, std::int64_t v) { p.routing.empty_experts = v; })
+                   [](MoeProblem& p, I64 v) { p.routing.empty_experts = field("empty_experts", v); })
       .def_rw("expert_map", &MoeProblem::expert_map)
       .def_prop_rw("tier", [](const MoeProblem& p) { return std::string(to_string(p.tier)); },
                    [](MoeProblem& p, const std::string& v) { p.tier = parse_name("tier", v, kTiers); })
-      .def_rw("seed", &MoeProblem::seed)
-      .def_rw("k_shards", &MoeProblem::k_shards)
-      .def_rw("k_shard_rank", &MoeProblem::k_shard_rank)
+      .def_prop_rw("seed", [](const MoeProblem& p) { return p.seed; },
+                   [](MoeProblem& p, PythonInt<std::uint64_t> v) { p.seed = field("seed", v); })
+      .def_prop_rw("k_shards", [](const MoeProblem& p) { return p.k_shards; },
+                   [](MoeProblem& p, I64 v) { p.k_shards = field("k_shards", v); })
+      .def_prop_rw("k_shard_rank", [](const MoeProblem& p) { return p.k_shard_rank; },
+                   [](MoeProblem& p, I64 v) { p.k_shard_rank = field("k_shard_rank", v); })
       .def_prop_ro("scheme", [](const MoeProblem& p) { return p.scheme.name(); })
       .def_prop_ro("local_experts", &MoeProblem::local_experts)
       .def_prop_ro("gemm_shape", [](const MoeProblem& p) {

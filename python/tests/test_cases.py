@@ -182,6 +182,36 @@ def test_sizes_whose_products_overflow_are_a_value_error():
         moeval.build_case(moeval.Problem(kind="gemm1", tokens=2**31 - 1, experts=1024))
 
 
+@pytest.mark.parametrize("field,value,allowed", [
+    ("seed", -1, "0 .. 18446744073709551615"),
+    ("seed", 2**64, "0 .. 18446744073709551615"),
+    ("tokens", 2**63, "-9223372036854775808 .. 9223372036854775807"),
+    ("experts", -2**70, "-9223372036854775808 .. 9223372036854775807"),
+    ("group_size", 2**31, "-2147483648 .. 2147483647"),
+    ("k_shard_rank", 2**100, "-9223372036854775808 .. 9223372036854775807"),
+])
+def test_an_int_outside_its_fields_range_is_a_value_error_naming_the_field(field, value, allowed):
+    # nanobind's own casters failed the whole call with "incompatible function arguments", which
+    # named neither the field nor the range, in the constructor and in the setter alike.
+    message = rf"Problem: {field} = {value} is out of range; allowed {allowed}"
+    with pytest.raises(ValueError, match=message):
+        moeval.Problem(**{field: value})
+    p = moeval.Problem()
+    with pytest.raises(ValueError, match=message):
+        setattr(p, field, value)
+    assert p == moeval.Problem()  # a refused value changes nothing
+
+
+def test_integer_fields_take_ints_only():
+    p = moeval.Problem(seed=2**64 - 1, tokens=-3)  # in range: kept as given (validate() judges sizes)
+    assert (p.seed, p.tokens) == (2**64 - 1, -3)
+    for bad in (1.5, "3", True):
+        with pytest.raises(TypeError):
+            moeval.Problem(tokens=bad)
+        with pytest.raises(TypeError):
+            setattr(p, "tokens", bad)
+
+
 def test_case_problem_is_a_copy_that_cannot_change_the_case():
     case = moeval.build_case(moeval.Problem(kind="gemm2", tier="exact", seed=3))
     case.problem.tier = "bounded"  # edits a temporary copy
