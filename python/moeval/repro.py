@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 import tokenize
 import zipfile
 import zlib
@@ -60,7 +60,9 @@ def save(directory: str, case: moeval.Case, output_bits: Any, contract: moeval.C
     digest = hashlib.sha1(bits.tobytes()).hexdigest()[:10]
     path = os.path.join(directory, f"{case.problem.name}-{digest}.npz")
     inputs = {name: getattr(case, name) for name in _INPUTS if getattr(case, name) is not None}
-    fd, tmp = tempfile.mkstemp(prefix=".repro-", suffix=".npz", dir=directory)
+    # Created as open(2) creates any file (0666 less the umask), not as mkstemp does (0600): a repro
+    # file is for others to replay (a CI job's artifacts, a colleague), like every file moeval writes.
+    fd, tmp = _create_exclusive(directory, ".repro-", ".npz")
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez_compressed(f, problem=json.dumps(moeval.problem_fields(case.problem)), contract=contract.name,
@@ -73,6 +75,17 @@ def save(directory: str, case: moeval.Case, output_bits: Any, contract: moeval.C
             os.unlink(tmp)
         raise
     return path
+
+
+def _create_exclusive(directory: str, prefix: str, suffix: str) -> Tuple[int, str]:
+    """A new file in `directory` under a random name, opened for writing with the umask's mode."""
+    for _ in range(100):
+        path = os.path.join(directory, prefix + secrets.token_hex(8) + suffix)
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"repro.save: no free temporary name in {directory}")
 
 
 @contextlib.contextmanager

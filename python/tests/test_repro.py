@@ -80,6 +80,22 @@ def test_save_refuses_an_output_of_another_shape_and_writes_nothing(tmp_path):
     assert not target.exists()
 
 
+def test_save_writes_with_the_umasks_mode_and_leaves_no_temporary_file(tmp_path):
+    # The file came from mkstemp with mode 0600: only its writer could replay it.
+    case = gemm2()
+    bits = moeval.reference(case).y16
+    old = os.umask(0o022)
+    try:
+        path = repro.save(str(tmp_path), case, bits, moeval.Contract())
+        os.umask(0o077)
+        private = repro.save(str(tmp_path / "private"), case, bits, moeval.Contract())
+    finally:
+        os.umask(old)
+    assert os.stat(path).st_mode & 0o777 == 0o644
+    assert os.stat(private).st_mode & 0o777 == 0o600
+    assert sorted(os.listdir(tmp_path)) == sorted(["private", os.path.basename(path)])
+
+
 def test_main_names_each_unreadable_file_and_judges_the_others(tmp_path, capsys, monkeypatch):
     # Each of these was a traceback that stopped the run (exit 1): BadZipFile, EOFError,
     # AttributeError from getattr(case, 'bogus'), MemoryError from building the problem.
