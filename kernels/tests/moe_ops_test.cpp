@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "device_vector.h"
@@ -157,8 +158,12 @@ TEST(MoeForward, LayerMatchesHostModel) {
       ref2 += y[static_cast<std::size_t>(h)] * y[static_cast<std::size_t>(h)];
     }
   }
-  // bf16 intermediates: a correct layer lands near 2^-9 normwise; a layout bug lands near 1.
-  EXPECT_LT(std::sqrt(diff2 / ref2), 1e-2);
+  // bf16 intermediates: a correct layer lands near 2^-9 normwise; a layout bug lands near 1. The
+  // measured error goes into the JUnit report (property normwise_error), so a device run says how
+  // much of the bound a correct layer uses before anyone tightens it.
+  const double normwise = std::sqrt(diff2 / ref2);
+  RecordProperty("normwise_error", std::to_string(normwise));
+  EXPECT_LT(normwise, 1e-2);
   EXPECT_GT(ref2, 0.0);
 }
 
