@@ -38,6 +38,14 @@ T field(const char* name, const PythonInt<T>& v) {
   return checked("Problem", name, v);
 }
 
+// expert_map's entries, each an int32 ("expert_map[i]" in the message).
+std::vector<std::int32_t> map_field(const std::vector<PythonInt<std::int32_t>>& v) {
+  std::vector<std::int32_t> out;
+  out.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(field(("expert_map[" + std::to_string(i) + "]").c_str(), v[i]));
+  return out;
+}
+
 bool same_problem(MoeProblem a, MoeProblem b) {
   if (std::isnan(a.routing.zipf_exponent) && std::isnan(b.routing.zipf_exponent)) {
     a.routing.zipf_exponent = b.routing.zipf_exponent = 0.0;
@@ -62,7 +70,7 @@ void bind_problem(nb::module_& m) {
           [](MoeProblem* self, const std::string& kind, I64 experts, I64 tokens, I64 topk, I64 hidden, I64 inter,
              const std::string& weight_type, PythonInt<int> group_size, bool act_order, bool is_k_full,
              const std::string& dtype, const std::string& routing, bool renormalize, double zipf_exponent,
-             I64 empty_experts, std::vector<std::int32_t> expert_map, const std::string& tier,
+             I64 empty_experts, const std::vector<PythonInt<std::int32_t>>& expert_map, const std::string& tier,
              PythonInt<std::uint64_t> seed, I64 k_shards, I64 k_shard_rank) {
             MoeProblem p;
             p.kind = parse_name("kind", kind, kKinds);
@@ -75,7 +83,7 @@ void bind_problem(nb::module_& m) {
                         parse_dtype(nul_escaped(dtype))};
             p.routing = {parse_name("routing", routing, kRoutings), renormalize, zipf_exponent,
                          field("empty_experts", empty_experts)};
-            p.expert_map = std::move(expert_map);
+            p.expert_map = map_field(expert_map);
             p.tier = parse_name("tier", tier, kTiers);
             p.seed = field("seed", seed);
             p.k_shards = field("k_shards", k_shards);
@@ -121,7 +129,8 @@ void bind_problem(nb::module_& m) {
                    [](MoeProblem& p, double v) { p.routing.zipf_exponent = v; })
       .def_prop_rw("empty_experts", [](const MoeProblem& p) { return p.routing.empty_experts; },
                    [](MoeProblem& p, I64 v) { p.routing.empty_experts = field("empty_experts", v); })
-      .def_rw("expert_map", &MoeProblem::expert_map)
+      .def_prop_rw("expert_map", [](const MoeProblem& p) { return p.expert_map; },
+                   [](MoeProblem& p, const std::vector<PythonInt<std::int32_t>>& v) { p.expert_map = map_field(v); })
       .def_prop_rw("tier", [](const MoeProblem& p) { return std::string(to_string(p.tier)); },
                    [](MoeProblem& p, const std::string& v) { p.tier = parse_name("tier", v, kTiers); })
       .def_prop_rw("seed", [](const MoeProblem& p) { return p.seed; },

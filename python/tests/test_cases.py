@@ -1,6 +1,7 @@
 """Problems, cases, layouts and moe_align's reference from Python (CPU only)."""
 
 import gc
+import re
 
 import numpy as np
 import pytest
@@ -189,11 +190,13 @@ def test_sizes_whose_products_overflow_are_a_value_error():
     ("experts", -2**70, "-9223372036854775808 .. 9223372036854775807"),
     ("group_size", 2**31, "-2147483648 .. 2147483647"),
     ("k_shard_rank", 2**100, "-9223372036854775808 .. 9223372036854775807"),
+    ("expert_map", [0, -1, 2**31], "-2147483648 .. 2147483647"),
 ])
 def test_an_int_outside_its_fields_range_is_a_value_error_naming_the_field(field, value, allowed):
     # nanobind's own casters failed the whole call with "incompatible function arguments", which
     # named neither the field nor the range, in the constructor and in the setter alike.
-    message = rf"Problem: {field} = {value} is out of range; allowed {allowed}"
+    named, shown = (f"{field}[2]", value[2]) if isinstance(value, list) else (field, value)
+    message = rf"Problem: {re.escape(named)} = {shown} is out of range; allowed {allowed}"
     with pytest.raises(ValueError, match=message):
         moeval.Problem(**{field: value})
     p = moeval.Problem()
