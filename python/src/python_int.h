@@ -1,9 +1,10 @@
 // An integer argument that accepts every Python int and says which field it was, where nanobind's
 // own int casters refuse one outside the C++ type's range by failing the whole overload: its
 // TypeError ("incompatible function arguments ... Invoked with types: Problem, int") names neither
-// the field nor the range, although the value is an int. A PythonInt<T> parameter takes any int
-// (not a bool: True is an int to Python, never a count here), and checked() turns one out of range
-// into a ValueError naming the field and the range.
+// the field nor the range, although the value is an int. A PythonInt<T> parameter takes any int,
+// or any integer with __index__ (numpy's), but not a bool (True is an int to Python, never a count
+// here) or a float, and checked() turns one out of range into a ValueError naming the field and
+// the range.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -45,7 +46,17 @@ struct type_caster<moeval::python::PythonInt<T>> {
 
   bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
     PyObject* o = src.ptr();
-    if (!PyLong_Check(o) || PyBool_Check(o)) return false;
+    if (PyBool_Check(o) || PyFloat_Check(o)) return false;
+    object index;  // an integer of another type (numpy's int64, int32 ...) through its __index__
+    if (!PyLong_Check(o)) {
+      PyObject* i = PyNumber_Index(o);
+      if (i == nullptr) {
+        PyErr_Clear();
+        return false;
+      }
+      index = steal(i);
+      o = i;
+    }
     value = {};
     if constexpr (std::is_signed_v<T>) {
       int overflow = 0;

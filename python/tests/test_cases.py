@@ -208,6 +208,10 @@ def test_an_int_outside_its_fields_range_is_a_value_error_naming_the_field(field
 def test_integer_fields_take_ints_only():
     p = moeval.Problem(seed=2**64 - 1, tokens=-3)  # in range: kept as given (validate() judges sizes)
     assert (p.seed, p.tokens) == (2**64 - 1, -3)
+    numpy_ints = moeval.Problem(tokens=np.int64(5), seed=np.uint64(2**63), expert_map=np.array([0, -1, 1], np.int32))
+    assert (numpy_ints.tokens, numpy_ints.seed, numpy_ints.expert_map) == (5, 2**63, [0, -1, 1])
+    with pytest.raises(ValueError, match=r"Problem: group_size = 4294967296 is out of range"):
+        moeval.Problem(group_size=np.int64(2**32))
     for bad in (1.5, "3", True):
         with pytest.raises(TypeError):
             moeval.Problem(tokens=bad)
