@@ -60,8 +60,8 @@ def save(directory: str, case: moeval.Case, output_bits: Any, contract: moeval.C
     digest = hashlib.sha1(bits.tobytes()).hexdigest()[:10]
     path = os.path.join(directory, f"{case.problem.name}-{digest}.npz")
     inputs = {name: getattr(case, name) for name in _INPUTS if getattr(case, name) is not None}
-    # Created as open(2) creates any file (0666 less the umask), not as mkstemp does (0600): a repro
-    # file is for others to replay (a CI job's artifacts, a colleague), like every file moeval writes.
+    # Created with mode 0644 less the umask, as moeval's C++ writers create golden and report files,
+    # not as mkstemp does (0600): a repro file is for others to replay (a CI job's artifacts).
     fd, tmp = _create_exclusive(directory, ".repro-", ".npz")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -82,7 +82,7 @@ def _create_exclusive(directory: str, prefix: str, suffix: str) -> Tuple[int, st
     for _ in range(100):
         path = os.path.join(directory, prefix + secrets.token_hex(8) + suffix)
         try:
-            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), path
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), path
         except FileExistsError:
             continue
     raise FileExistsError(f"repro.save: no free temporary name in {directory}")

@@ -1,16 +1,18 @@
-// An integer argument that accepts every Python int and says which field it was, where nanobind's
-// own int casters refuse one outside the C++ type's range by failing the whole overload: its
-// TypeError ("incompatible function arguments ... Invoked with types: Problem, int") names neither
-// the field nor the range, although the value is an int. A PythonInt<T> parameter takes any int,
-// or any integer with __index__ (numpy's), but not a bool (True is an int to Python, never a count
-// here) or a float, and checked() turns one out of range into a ValueError naming the field and
-// the range.
+// An integer argument that says which field it was. nanobind's own int casters refuse a value they
+// cannot take by failing the whole overload, with a TypeError ("incompatible function arguments
+// ... Invoked with types: Problem, int") that names neither the field nor what is allowed. A
+// PythonInt<T> parameter takes every int, every integer with __index__ (numpy's int64, uint64, ...),
+// and also a bool or a float, only to refuse them by name: checked() raises a ValueError naming the
+// field and the range for an int outside T's, and a TypeError naming the field for a bool (True is
+// an int to Python, never a count here) or a float. Anything else (a string, None) still fails the
+// overload as before.
 #pragma once
 
 #include <nanobind/nanobind.h>
 
 #include <concepts>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -19,19 +21,27 @@ namespace moeval::python {
 
 template <std::integral T>
 struct PythonInt {
+  enum class Kind { fits, out_of_range, not_an_integer };
   T value = 0;
-  bool in_range = true;
-  std::string text;  // the value as Python writes it, where it is out of range
+  Kind kind = Kind::fits;
+  std::string text;  // the value as Python writes it, where it does not fit
+  std::string type;  // its type's name, where it is not an integer (bool, float, numpy.bool)
 };
 
-// The value, or std::invalid_argument (ValueError) "<who>: <field> = <value> is out of range; allowed
-// <min> .. <max>".
+// The value; else "<who>: <field> = <value> is out of range; allowed <min> .. <max>" (ValueError),
+// or "<who>: <field> = <value> is a <type>; an integer is needed" (TypeError).
 template <std::integral T>
 T checked(const char* who, const char* field, const PythonInt<T>& v) {
-  if (!v.in_range) {
+  using Kind = typename PythonInt<T>::Kind;
+  if (v.kind == Kind::out_of_range) {
     throw std::invalid_argument(std::string(who) + ": " + field + " = " + v.text + " is out of range; allowed " +
                                 std::to_string(std::numeric_limits<T>::min()) + " .. " +
                                 std::to_string(std::numeric_limits<T>::max()));
+  }
+  if (v.kind == Kind::not_an_integer) {
+    throw nanobind::type_error((std::string(who) + ": " + field + " = " + v.text + " is a " + v.type +
+                                "; an integer is needed")
+                                   .c_str());
   }
   return v.value;
 }
@@ -42,11 +52,38 @@ namespace nanobind::detail {
 
 template <std::integral T>
 struct type_caster<moeval::python::PythonInt<T>> {
+  using Kind = typename moeval::python::PythonInt<T>::Kind;
   NB_TYPE_CASTER(moeval::python::PythonInt<T>, const_name("int"))
 
-  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+  // `o` as Python writes it; for an int, in base 10 whatever its class's __str__ says.
+  static std::string text_of(PyObject* o, bool integer) {
+    PyObject* s = integer ? PyNumber_ToBase(o, 10) : PyObject_Repr(o);
+    std::string text = "(a value Python cannot print)";
+    if (s != nullptr) {
+      Py_ssize_t n = 0;
+      if (const char* c = PyUnicode_AsUTF8AndSize(s, &n)) text.assign(c, static_cast<std::size_t>(n));
+      Py_DECREF(s);
+    }
+    PyErr_Clear();
+    return text;
+  }
+
+  // numpy's bool scalar: an integer through __index__ on numpy 1.x (with a DeprecationWarning).
+  static bool is_numpy_bool(PyObject* o) {
+    const char* name = Py_TYPE(o)->tp_name;
+    return std::strcmp(name, "numpy.bool_") == 0 || std::strcmp(name, "numpy.bool") == 0;
+  }
+
+  // The flags are not read: one parameter type for nanobind 2 (uint8_t) and 3 (uint32_t).
+  bool from_python(handle src, std::uint32_t, cleanup_list*) noexcept {
     PyObject* o = src.ptr();
-    if (PyBool_Check(o) || PyFloat_Check(o)) return false;
+    value = {};
+    if (PyBool_Check(o) || PyFloat_Check(o) || is_numpy_bool(o)) {
+      value.kind = Kind::not_an_integer;
+      value.text = text_of(o, false);
+      value.type = PyBool_Check(o) ? "bool" : PyFloat_Check(o) ? "float" : Py_TYPE(o)->tp_name;
+      return true;
+    }
     object index;  // an integer of another type (numpy's int64, int32 ...) through its __index__
     if (!PyLong_Check(o)) {
       PyObject* i = PyNumber_Index(o);
@@ -57,7 +94,7 @@ struct type_caster<moeval::python::PythonInt<T>> {
       index = steal(i);
       o = i;
     }
-    value = {};
+    bool fits = true;
     if constexpr (std::is_signed_v<T>) {
       int overflow = 0;
       const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
@@ -65,8 +102,8 @@ struct type_caster<moeval::python::PythonInt<T>> {
         PyErr_Clear();
         return false;
       }
-      value.in_range = overflow == 0 && v >= std::numeric_limits<T>::min() && v <= std::numeric_limits<T>::max();
-      if (value.in_range) value.value = static_cast<T>(v);
+      fits = overflow == 0 && v >= std::numeric_limits<T>::min() && v <= std::numeric_limits<T>::max();
+      if (fits) value.value = static_cast<T>(v);
     } else {
       // The sign first (an int below LLONG_MIN overflows to −1), then the magnitude.
       int overflow = 0;
@@ -77,29 +114,20 @@ struct type_caster<moeval::python::PythonInt<T>> {
       }
       unsigned long long v = 0;
       if (overflow < 0 || (overflow == 0 && as_signed < 0)) {
-        value.in_range = false;
+        fits = false;
       } else {
         v = PyLong_AsUnsignedLongLong(o);
         if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
           PyErr_Clear();
-          value.in_range = false;
+          fits = false;
         }
       }
-      value.in_range = value.in_range && v <= std::numeric_limits<T>::max();
-      if (value.in_range) value.value = static_cast<T>(v);
+      fits = fits && v <= std::numeric_limits<T>::max();
+      if (fits) value.value = static_cast<T>(v);
     }
-    if (!value.in_range) {
-      PyObject* s = PyObject_Str(o);
-      if (s == nullptr) {
-        PyErr_Clear();
-        value.text = "(an int)";
-      } else {
-        Py_ssize_t n = 0;
-        const char* c = PyUnicode_AsUTF8AndSize(s, &n);
-        value.text = c != nullptr ? std::string(c, static_cast<std::size_t>(n)) : "(an int)";
-        if (c == nullptr) PyErr_Clear();
-        Py_DECREF(s);
-      }
+    if (!fits) {
+      value.kind = Kind::out_of_range;
+      value.text = text_of(o, true);
     }
     return true;
   }

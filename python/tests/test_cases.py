@@ -205,18 +205,30 @@ def test_an_int_outside_its_fields_range_is_a_value_error_naming_the_field(field
     assert p == moeval.Problem()  # a refused value changes nothing
 
 
-def test_integer_fields_take_ints_only():
+def test_integer_fields_take_integers_and_name_the_field_for_anything_else():
     p = moeval.Problem(seed=2**64 - 1, tokens=-3)  # in range: kept as given (validate() judges sizes)
     assert (p.seed, p.tokens) == (2**64 - 1, -3)
     numpy_ints = moeval.Problem(tokens=np.int64(5), seed=np.uint64(2**63), expert_map=np.array([0, -1, 1], np.int32))
     assert (numpy_ints.tokens, numpy_ints.seed, numpy_ints.expert_map) == (5, 2**63, [0, -1, 1])
     with pytest.raises(ValueError, match=r"Problem: group_size = 4294967296 is out of range"):
         moeval.Problem(group_size=np.int64(2**32))
-    for bad in (1.5, "3", True):
-        with pytest.raises(TypeError):
+
+    class Shown(int):  # an int whose __str__ lies: the message writes its value
+        def __str__(self):
+            return "shown"
+    with pytest.raises(ValueError, match=r"Problem: tokens = 9223372036854775808 is out of range"):
+        moeval.Problem(tokens=Shown(2**63))
+    # A bool or a float is named as such (True was taken as 1 before, a float failed the whole call).
+    for bad, kind in ((True, "bool"), (1.5, "float"), (np.bool_(True), "numpy.bool")):
+        message = rf"Problem: tokens = {re.escape(repr(bad))} is a {kind}_?; an integer is needed"
+        with pytest.raises(TypeError, match=message):
             moeval.Problem(tokens=bad)
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match=message):
             setattr(p, "tokens", bad)
+    with pytest.raises(TypeError, match=r"Problem: expert_map\[1\] = False is a bool; an integer is needed"):
+        moeval.Problem(expert_map=[0, False])
+    with pytest.raises(TypeError, match="incompatible function arguments"):  # not a number at all
+        moeval.Problem(tokens="3")
 
 
 def test_case_problem_is_a_copy_that_cannot_change_the_case():

@@ -94,6 +94,13 @@ def test_save_writes_with_the_umasks_mode_and_leaves_no_temporary_file(tmp_path)
     assert os.stat(path).st_mode & 0o777 == 0o644
     assert os.stat(private).st_mode & 0o777 == 0o600
     assert sorted(os.listdir(tmp_path)) == sorted(["private", os.path.basename(path)])
+    assert os.listdir(tmp_path / "private") == [os.path.basename(private)]
+    old = os.umask(0o002)  # group-writable umask: still 0644, as the C++ writers give
+    try:
+        shared = repro.save(str(tmp_path / "shared"), case, bits, moeval.Contract())
+    finally:
+        os.umask(old)
+    assert os.stat(shared).st_mode & 0o777 == 0o644
 
 
 def test_main_names_each_unreadable_file_and_judges_the_others(tmp_path, capsys, monkeypatch):

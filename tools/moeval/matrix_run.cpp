@@ -145,7 +145,7 @@ int run_matrix(const MatrixRunOptions& options, const std::string& command) {
   // A --repro-dir that cannot be written would lose the first failing case's file, after the run
   // that found it; the default ("moeval-repro" in the working directory) is only made when a case
   // fails, so a run from a read-only directory that fails nothing still runs.
-  if (options.repro_dir_given) ReportDir::check_writable(options.repro_dir, "the reproduce-file directory");
+  if (options.repro_dir_given) ReportDir::check_writable(options.repro_dir, "--repro-dir");
   ReportFile json_report(options.json_path);  // an unwritable report path fails now, not after the run
   const DevicePlan plan = options.cpu_only ? DevicePlan{} : plan_devices(options.devices);
   if (options.sweep) {

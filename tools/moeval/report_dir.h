@@ -29,7 +29,7 @@ class ReportDir {
   // its nearest existing ancestor, must be a writable directory. The same UsageError as create()
   // ("…: Not a directory", "…: Permission denied"). Lets a run refuse a bad --out before a device
   // check that would end it with another exit status (a sweep without a GPU: 3). `what` names the
-  // directory in the message (--repro-dir's: "the reproduce-file directory").
+  // directory in the message ("--repro-dir" for that option's).
   static void check_writable(const std::filesystem::path& dir, const std::string& what = "the report directory");
 
   // Creates `dir` and starts results.jsonl with the header now (start_report_lines), so an

@@ -294,6 +294,27 @@ TEST_F(CheckCli, ABadGoldenDirIsRefusedBeforeAnyWork) {
   EXPECT_NE(help.output.find("$MOEVAL_GOLDEN_DIR, else the source tree's golden/data"), std::string::npos) << help.output;
 }
 
+// A --repro-dir given on the command line is refused before the run when it cannot be written (a
+// failing case's file would be lost after the run that found it), by check and by sweep (exit 2,
+// not a sweep's 3 without a GPU); --list writes nothing and does not check it; the default
+// (moeval-repro in the working directory) is made only when a case fails, so a run from a
+// directory where it cannot be made still runs.
+TEST_F(CheckCli, AGivenReproDirIsCheckedBeforeTheRunTheDefaultIsNot) {
+  const fs::path file = dir_ / "moeval-repro";
+  std::ofstream(file) << "a file where the default directory would go\n";
+  for (const char* command : {"check --cpu-only --matrix quick", "sweep --matrix quick"}) {
+    const Outcome r = run(std::string(command) + " --repro-dir " + file.string());
+    EXPECT_EQ(r.exit, 2) << command << "\n" << r.output;
+    EXPECT_NE(r.output.find("cannot write --repro-dir '" + file.string() + "': Not a directory"), std::string::npos)
+        << command << "\n" << r.output;
+    EXPECT_EQ(r.output.find("PASS"), std::string::npos) << "a job ran: " << r.output;
+  }
+  EXPECT_EQ(run("check --matrix quick --list --repro-dir " + file.string()).exit, 0);
+  const std::string in_dir = "cd " + dir_.string() + " && " + MOEVAL_BINARY + " ";
+  const Outcome by_default = shell(in_dir + kQuickGpuJobs);
+  EXPECT_EQ(by_default.exit, 0) << by_default.output;
+}
+
 // --repro replays a file: the selection options it would ignore are refused.
 TEST_F(CheckCli, ReproTakesNoSelectionOption) {
   const std::string repro = "check --repro " + std::string(MOEVAL_GOLDEN_DATA) + "/wna16.h5";
