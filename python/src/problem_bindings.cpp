@@ -29,23 +29,28 @@ Enum parse_name(const std::string& what, const std::string& text, const Enum (&v
   throw std::invalid_argument(what + " '" + nul_escaped(text) + "' is not supported; allowed: " + allowed);
 }
 
-// Value equality of problems: MoeProblem's own (every field), with a NaN zipf_exponent taken as
-// equal to a NaN one, so that a Problem equals itself even before validate() refuses the NaN.
-// The integer fields: any Python int, one out of the field's C++ range a ValueError naming it.
+// The integer fields: any Python integer that fits the field's C++ type; otherwise checked()'s
+// error naming the field (ValueError out of range, TypeError for a bool or a float).
 using I64 = PythonInt<std::int64_t>;
 template <class T>
 T field(const char* name, const PythonInt<T>& v) {
   return checked("Problem", name, v);
 }
 
-// expert_map's entries, each an int32 ("expert_map[i]" in the message).
+// expert_map's entries, each an int32 ("expert_map[i]" in the message; the name is built only for
+// an entry that is refused).
 std::vector<std::int32_t> map_field(const std::vector<PythonInt<std::int32_t>>& v) {
   std::vector<std::int32_t> out;
   out.reserve(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(field(("expert_map[" + std::to_string(i) + "]").c_str(), v[i]));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const bool fits = v[i].kind == PythonInt<std::int32_t>::Kind::fits;
+    out.push_back(fits ? v[i].value : field(("expert_map[" + std::to_string(i) + "]").c_str(), v[i]));
+  }
   return out;
 }
 
+// Value equality of problems: MoeProblem's own (every field), with a NaN zipf_exponent taken as
+// equal to a NaN one, so that a Problem equals itself even before validate() refuses the NaN.
 bool same_problem(MoeProblem a, MoeProblem b) {
   if (std::isnan(a.routing.zipf_exponent) && std::isnan(b.routing.zipf_exponent)) {
     a.routing.zipf_exponent = b.routing.zipf_exponent = 0.0;
